@@ -1,0 +1,182 @@
+"""The test-control API under /__mock (admin/openapi.yaml): one handler per operationId.
+
+Like the public handlers they only parse, call the session's store or rules, and shape the answer.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import yaml
+
+from .clock import local_date, parse_instant, timestamp
+from .documents import canonical_document
+from .errors import EventNotFound, InvalidRequest, LimitNotFound
+from .events import to_money
+from .fixtures import cross_check_event
+from .limits import evaluate
+from .models import RECIPIENT_LIST_MODE, Event
+from .pipeline import Call, Handler, Reply
+from .sessions import Session, Sessions
+from .shapes import account_to_scenario, event_from_scenario, event_to_public, event_to_scenario
+from .spec import Specs
+
+YAML = "application/yaml"
+
+
+def _status(session: Session) -> Reply:
+    return Reply(200, {"status": "ok", "scenario": session.scenario.name})
+
+
+def _event(session: Session, key: str) -> Event:
+    event = session.store.find_event(key.lower())
+    if event is None:
+        raise EventNotFound(f"No event {key}.")
+    return event
+
+
+def state_of(session: Session) -> dict[str, Any]:
+    """The session's state as a scenario file: description, events, accounts (with the proposals made)."""
+    return {
+        "description": session.scenario.description,
+        "events": [event_to_scenario(e) for e in session.store.all_events()],
+        "accounts": [account_to_scenario(a) for a in session.store.all_accounts()],
+    }
+
+
+def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
+    """The admin handlers, bound to the registry (reset and scenario listing need it)."""
+
+    def health(call: Call) -> Reply:
+        return _status(call.session)
+
+    def reset(call: Call) -> Reply:
+        name = (call.body or {}).get("scenario")
+        call.session.reset(sessions.scenario(name) if name is not None else None)
+        return _status(call.session)
+
+    def list_scenarios(call: Call) -> Reply:
+        return Reply(
+            200,
+            {
+                "active": call.session.scenario.name,
+                "scenarios": [{"name": s.name, "description": s.description} for s in sessions.scenarios.values()],
+            },
+        )
+
+    def get_state(call: Call) -> Reply:
+        state = state_of(call.session)
+        if call.query.get("format") == "yaml":
+            return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=True), media_type=YAML)
+        return Reply(200, state)
+
+    def create_event(call: Call) -> Reply:
+        problems = cross_check_event(call.body)
+        if problems:
+            raise InvalidRequest("The event is inconsistent.", problems)
+        key = call.body.get("extraordinary_event_conciliation_key") or call.session.ids.new_uuid()
+        event = call.session.store.add_event(event_from_scenario(call.body, key))
+        return Reply(201, event_to_public(event))
+
+    def pay_event(call: Call) -> Reply:
+        body = call.body or {}
+        event = _event(call.session, call.path["key"])
+        amount = to_money(body["amount"]) if "amount" in body else None
+        paid_at = date.fromisoformat(body["paid_at"]) if "paid_at" in body else local_date(call.now)
+        return Reply(200, event_to_public(call.session.store.pay_event(event, amount, paid_at)))
+
+    def cancel_event(call: Call) -> Reply:
+        event = _event(call.session, call.path["key"])
+        return Reply(200, event_to_public(call.session.store.cancel_event(event)))
+
+    def get_account(call: Call) -> Reply:
+        return Reply(200, account_to_scenario(call.session.store.account(call.path["account_id"])))
+
+    def evaluate_limit(call: Call) -> Reply:
+        body = call.body
+        account = call.session.store.account(call.path["account_id"])
+        mode = body["mode"]
+        at = parse_instant(body["at"]) if "at" in body else call.now
+        list_limits = None
+        document = body.get("document_number")
+        if document is not None and mode == RECIPIENT_LIST_MODE and account.recipient_list is not None:
+            key = canonical_document(document)
+            if any(r.document_key == key for r in account.recipient_list.recipients.values()):
+                list_limits = account.recipient_list.limits
+        verdict = evaluate(account.limits, list_limits, mode, body["amount"], at)
+        if verdict is None:
+            raise LimitNotFound(f"Account {account.account_id} has no {mode} limit.")
+        return Reply(
+            200,
+            {
+                "allowed": verdict.allowed,
+                "limit_amount": verdict.limit_amount,
+                "window": {"start_time": verdict.window.start_time, "amount": verdict.window.amount},
+                "source": verdict.source,
+            },
+        )
+
+    def list_requests(call: Call) -> Reply:
+        return Reply(200, {"requests": call.session.journal.entries()})
+
+    def clear_requests(call: Call) -> Reply:
+        call.session.journal.clear()
+        return Reply(204)
+
+    def create_fault(call: Call) -> Reply:
+        body = call.body
+        fault = call.session.faults.add(
+            body["operation_id"], body.get("status"), body.get("body"), body.get("delay_ms", 0), body.get("times", 1)
+        )
+        return Reply(201, fault.to_json())
+
+    def list_faults(call: Call) -> Reply:
+        return Reply(200, {"faults": [f.to_json() for f in call.session.faults.all()]})
+
+    def clear_faults(call: Call) -> Reply:
+        call.session.faults.clear()
+        return Reply(204)
+
+    def _clock(session: Session) -> Reply:
+        return Reply(200, {"now": timestamp(session.clock.now()), "frozen": session.clock.frozen})
+
+    def get_clock(call: Call) -> Reply:
+        return _clock(call.session)
+
+    def set_clock(call: Call) -> Reply:
+        now = call.body["now"]
+        call.session.clock.freeze(parse_instant(now) if now is not None else None)
+        return _clock(call.session)
+
+    def admin_spec(call: Call) -> Reply:
+        return Reply(200, text=specs.admin.text, media_type=YAML)
+
+    def public_spec_yaml(call: Call) -> Reply:
+        return Reply(200, text=specs.public.text, media_type=YAML)
+
+    def public_spec_json(call: Call) -> Reply:
+        return Reply(200, text=specs.public.json_text, media_type="application/json")
+
+    return {
+        "mockHealth": health,
+        "mockReset": reset,
+        "mockListScenarios": list_scenarios,
+        "mockGetState": get_state,
+        "mockCreateEvent": create_event,
+        "mockPayEvent": pay_event,
+        "mockCancelEvent": cancel_event,
+        "mockGetAccount": get_account,
+        "mockEvaluateLimit": evaluate_limit,
+        "mockListRequests": list_requests,
+        "mockClearRequests": clear_requests,
+        "mockCreateFault": create_fault,
+        "mockListFaults": list_faults,
+        "mockClearFaults": clear_faults,
+        "mockGetClock": get_clock,
+        "mockSetClock": set_clock,
+        "mockAdminSpec": admin_spec,
+        "publicSpecYaml": public_spec_yaml,
+        "publicSpecJson": public_spec_json,
+    }
+

@@ -1,0 +1,71 @@
+"""create_app(settings): load the specs and scenarios once, build the sessions, mount every spec route."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from . import admin, routes
+from .errors import MethodNotAllowed, NotFound, json_response
+from .fixtures import ScenarioLoader
+from .pipeline import Handler, OperationRunner, PathEndpoint, Pipeline
+from .sessions import Sessions
+from .settings import Settings
+from .spec import Spec, Specs, load_specs
+
+# Health stays on under --no-admin and needs no token: CI scripts poll it before anything else.
+UNGUARDED = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
+# Served whether or not the admin API is: they describe the public API, not the test controls.
+ALWAYS_ON = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
+
+
+def _routes(spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: set[str] | None) -> list[Route]:
+    table = []
+    for path, operations in spec.paths().items():
+        runners = {
+            op.method: OperationRunner(pipeline, op, handlers[op.operation_id], public, op.operation_id not in UNGUARDED)
+            for op in operations
+            if keep is None or op.operation_id in keep
+        }
+        if runners:
+            table.append(Route(path, PathEndpoint(runners)))
+    return table
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 and 405 (unknown path, or a route's method) in the contract's body."""
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        error: MethodNotAllowed | NotFound = MethodNotAllowed(f"Method {request.method} is not allowed here.", headers=headers)
+    else:
+        error = NotFound(f"No such path: {request.url.path}.", headers=headers)
+    return json_response(error.status, error.body(), error.headers)
+
+
+def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
+    """The ASGI app. Raises ScenarioError when a scenario does not validate."""
+    settings = settings or Settings()
+    specs = specs or load_specs()
+    scenarios = ScenarioLoader.from_specs(specs).load_directory(settings.fixtures)
+    sessions = Sessions(scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock)
+    pipeline = Pipeline(
+        sessions=sessions,
+        session_check=specs.admin.check("#/components/schemas/SessionName"),
+        validate_responses=settings.validate_responses,
+        admin_token=settings.admin_token,
+    )
+    admin_handlers = admin.handlers(specs, sessions)
+    table = _routes(specs.public, routes.HANDLERS, pipeline, public=True, keep=None)
+    table += _routes(specs.admin, admin_handlers, pipeline, public=False, keep=None if settings.admin else ALWAYS_ON)
+    app = Starlette(routes=table, exception_handlers={HTTPException: _http_error})
+    app.router.redirect_slashes = False  # a 307 would hide a path the spec lacks
+    app.state.sessions = sessions
+    app.state.specs = specs
+    app.state.settings = settings
+    return app

@@ -1,0 +1,91 @@
+"""Reading a request body into JSON, strictly: every way a body can be bad ends in a contract error."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.requests import Request
+
+from .errors import MalformedJson, PayloadTooLarge, UnsupportedMediaType
+
+MAX_BODY_BYTES = 1024 * 1024
+# A `\uD800`-`\uDFFF` escape: only then can the parsed text hold a lone surrogate, which is valid JSON
+# but cannot be encoded back to UTF-8 (it would fail later, when answering).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+MISSING: Any = object()  # the request carried no body at all (unlike a body of `null`)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def is_json_media_type(content_type: str) -> bool:
+    """`application/json`, parameters allowed; a charset other than UTF-8 is not JSON as RFC 8259 says."""
+    media_type, _, params = content_type.partition(";")
+    if media_type.strip().lower() != "application/json":
+        return False
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return False
+    return True
+
+
+async def read_bytes(request: Request) -> bytes:
+    """The raw body, refusing more than MAX_BODY_BYTES without reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes, content_type: str | None) -> Any:
+    """The JSON value of a non-empty body, or the contract error saying why there is none."""
+    if content_type is None or not is_json_media_type(content_type):
+        got = content_type or "no Content-Type"
+        raise UnsupportedMediaType(f"Content-Type must be application/json, got {got}.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedJson(f"The body is not UTF-8: byte {exc.start} is invalid.") from None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedJson(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, integers over Python's digit limit, deep nesting
+        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        raise MalformedJson(f"The body is not acceptable JSON: {reason}.") from None
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+        raise MalformedJson("The body is not acceptable JSON: it holds a lone UTF-16 surrogate escape.")
+    return value
+
+
+async def read_json(request: Request) -> Any:
+    """The body's JSON value, or MISSING when the request has no body at all."""
+    raw = await read_bytes(request)
+    if not raw:
+        return MISSING
+    return parse_json(raw, request.headers.get("content-type"))

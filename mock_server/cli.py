@@ -1,0 +1,157 @@
+"""`mock-server [serve|check]`: argv and MOCK_SERVER_* variables -> Settings -> uvicorn.
+
+The only module that knows uvicorn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import uvicorn
+
+from .clock import parse_instant
+from .errors import ScenarioNotFound
+from .fixtures import ScenarioError, ScenarioLoader
+from .settings import Settings
+from .spec import load_specs
+
+EXIT_INVALID = 2
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(f"MOCK_SERVER_{name.upper().replace('-', '_')}", default)
+
+
+def _flag(name: str) -> bool:
+    return (_env(name) or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _instant(value: str) -> datetime:
+    try:
+        at = parse_instant(value)
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 date-time with a UTC offset")
+    return at
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = Settings()
+    parser = argparse.ArgumentParser(
+        prog="mock-server",
+        description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
+        epilog="Every option can also be set as MOCK_SERVER_<NAME>, e.g. MOCK_SERVER_PORT=0.",
+    )
+    parser.add_argument("command", nargs="?", choices=("serve", "check"), default="serve",
+                        help="serve (default) or check the scenario files and exit")
+    parser.add_argument("--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)")
+    parser.add_argument("--port", type=int, default=int(_env("port", str(defaults.port)) or 0),
+                        help="port (default %(default)s; 0 picks a free one)")
+    parser.add_argument("--fixtures", type=Path, default=Path(_env("fixtures", str(defaults.fixtures)) or "."),
+                        help="directory of scenario files (default: the shipped scenarios)")
+    parser.add_argument("--scenario", default=_env("scenario", defaults.scenario), help="scenario sessions start from (default %(default)s)")
+    parser.add_argument("--no-admin", action="store_true", default=_flag("no_admin"), help="answer 404 on /__mock/* except health")
+    parser.add_argument("--admin-token", default=_env("admin_token"), help="require Authorization: Bearer TOKEN on /__mock/* except health")
+    parser.add_argument("--seed", type=int, default=int(_env("seed")) if _env("seed") else None,
+                        help="make generated ids deterministic per session")
+    parser.add_argument("--clock", type=_instant, default=_instant(_env("clock")) if _env("clock") else None,  # type: ignore[arg-type]
+                        help="start every session with its clock frozen at this ISO 8601 date-time")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default=(_env("log_level", defaults.log_level) or "").lower(),
+                        help="log level (default %(default)s; info also logs every request)")
+    parser.add_argument("--validate-responses", action="store_true", default=_flag("validate_responses"),
+                        help="check every response against the spec; a violation is logged and answered as a 500")
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return Settings(
+        host=args.host,
+        port=args.port,
+        fixtures=args.fixtures,
+        scenario=args.scenario,
+        admin=not args.no_admin,
+        admin_token=args.admin_token,
+        seed=args.seed,
+        clock=args.clock,
+        log_level=args.log_level,
+        access_log=args.log_level in ("info", "debug"),
+        validate_responses=args.validate_responses,
+    )
+
+
+def check(fixtures: Path) -> int:
+    try:
+        scenarios = ScenarioLoader.from_specs(load_specs()).load_directory(fixtures)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem, flush=True)
+        return EXIT_INVALID
+    print(f"{len(scenarios)} scenarios valid in {fixtures}: {', '.join(scenarios)}", flush=True)
+    return 0
+
+
+class _Server(uvicorn.Server):
+    """Prints the ready line once the socket accepts requests, with the real port."""
+
+    def __init__(self, config: uvicorn.Config, banner: str) -> None:
+        super().__init__(config)
+        self._banner = banner
+
+    async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
+        await super().startup(sockets)
+        if self.started:
+            host, port = self.config.host, self.config.port
+            for server in self.servers:
+                for sock in server.sockets:
+                    port = sock.getsockname()[1]
+            shown = f"[{host}]" if ":" in host else host
+            print(f"mock-server ready on http://{shown}:{port} {self._banner}", flush=True)
+
+
+def serve(settings: Settings) -> int:
+    from .app import create_app  # after argument errors are out of the way
+
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    try:
+        app = create_app(settings)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    except ScenarioNotFound as exc:
+        print(f"{settings.fixtures}: {exc.message}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    scenario = app.state.sessions.scenarios[settings.scenario]
+    banner = f"(scenario {scenario.name}: {len(scenario.events)} events, {len(scenario.accounts)} accounts)"
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        server_header=False,
+        date_header=False,
+        lifespan="off",
+    )
+    server = _Server(config, banner)
+    server.run()
+    return 0 if server.started else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "check":
+        return check(args.fixtures)
+    return serve(settings_from(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

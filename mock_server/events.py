@@ -1,0 +1,73 @@
+"""The extraordinary event's state machine (interface 3.1) and its money rules, as pure functions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+
+from .errors import Detail, InvalidRequest, InvalidTransition
+from .models import CANCELED, PAID, PENDING, Event
+
+CENT = Decimal("0.01")
+
+# (status, action) -> next status. Anything missing is not allowed: paid and canceled are terminal.
+# A partial payment leaves the event pending (interface: "pending_conciliation means not yet paid or
+# partially paid"); settling it, by paying the open balance, makes it paid.
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (PENDING, "pay_partially"): PENDING,
+    (PENDING, "settle"): PAID,
+    (PENDING, "cancel"): CANCELED,
+}
+
+_ACTION_WORDS = {"pay_partially": "paid", "settle": "paid", "cancel": "canceled"}
+
+
+def next_status(event: Event, action: str) -> str:
+    """The status `action` leads to, or InvalidTransition naming the current status."""
+    try:
+        return TRANSITIONS[(event.status, action)]
+    except KeyError:
+        raise InvalidTransition(
+            f"Event {event.key} is {event.status}: it cannot be {_ACTION_WORDS.get(action, action)}."
+        ) from None
+
+
+def to_money(value: int | float | Decimal) -> Decimal:
+    """A JSON/YAML number -> an exact Decimal (floats through their shortest repr: 0.1 is 0.1, not 0.1000…055)."""
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def has_cents_precision(amount: Decimal) -> bool:
+    return amount == amount.quantize(CENT)
+
+
+def _with_status(event: Event, status: str, **changes: object) -> Event:
+    installments = [replace(i, event_conciliation_status=status) for i in event.installments]
+    return replace(event, status=status, installments=installments, **changes)  # type: ignore[arg-type]
+
+
+def pay(event: Event, amount: Decimal | None, paid_at: date) -> Event:
+    """The event after a payment of `amount` (None: the whole open balance)."""
+    balance = event.open_balance
+    if amount is None:
+        amount = balance
+    elif amount <= 0 or not has_cents_precision(amount) or amount > balance:
+        next_status(event, "pay_partially")  # a terminal event answers 409 before its amount is judged
+        raise InvalidRequest(
+            "The payment amount is invalid.",
+            [Detail("amount", f"must be more than 0, in cents, and at most the open balance {balance}")],
+        )
+    action = "settle" if amount == balance else "pay_partially"
+    status = next_status(event, action)
+    paid_total = event.total_paid_amount + amount
+    if status == PAID:
+        return _with_status(event, PAID, total_paid_amount=paid_total, paid_at=paid_at)
+    return replace(event, total_paid_amount=paid_total)
+
+
+def cancel(event: Event) -> Event:
+    """The event canceled, with every instalment; paid_at stays null."""
+    return _with_status(event, next_status(event, "cancel"), paid_at=None)

@@ -1,0 +1,52 @@
+"""Injected faults of one session: per operation, count-limited, answered before anything else."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class Fault:
+    fault_id: str
+    operation_id: str
+    status: int | None  # None: only the delay
+    body: Any  # None: the default injected_fault body
+    delay_ms: int
+    times: int | None  # calls left; None: until cleared
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def default_body(self) -> dict[str, str]:
+        return {"code": "injected_fault", "message": f"Fault {self.fault_id} injected into {self.operation_id}."}
+
+
+class Faults:
+    def __init__(self) -> None:
+        self._faults: list[Fault] = []
+        self._count = 0
+
+    def add(self, operation_id: str, status: int | None, body: Any, delay_ms: int, times: int | None) -> Fault:
+        self._count += 1
+        fault = Fault(f"fault-{self._count}", operation_id, status, body, delay_ms, times)
+        self._faults.append(fault)
+        return fault
+
+    def take(self, operation_id: str) -> Fault | None:
+        """The first armed fault for the operation, spending one of its calls."""
+        for fault in self._faults:
+            if fault.operation_id == operation_id:
+                if fault.times is not None:
+                    fault.times -= 1
+                    if fault.times <= 0:
+                        self._faults.remove(fault)
+                return fault
+        return None
+
+    def all(self) -> list[Fault]:
+        return list(self._faults)
+
+    def clear(self) -> None:
+        self._faults.clear()
+        self._count = 0

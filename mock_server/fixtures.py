@@ -1,0 +1,231 @@
+"""Scenario files: YAML read with a safe loader, validated against the admin spec's `Scenario` schema
+and the cross-checks a schema cannot say, then turned into the seed sessions start from.
+
+Problems are reported as `FILE:LINE:COLUMN: PATH: what is wrong`, every one of them, never just the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .documents import canonical_document
+from .errors import Detail
+from .events import has_cents_precision, to_money
+from .models import CANCELED, PAID, PENDING
+from .shapes import account_from_scenario, event_from_scenario, uuid_text
+from .spec import SchemaCheck, Specs
+from .store import Scenario
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+# libyaml when present: the same safe semantics, many times faster on big scenarios.
+_FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.path or '(file)'}: {self.message}"
+
+
+class ScenarioError(Exception):
+    """A scenario that does not validate, with every problem found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(map(str, problems)))
+        self.problems = problems
+
+
+def _plain(value: Any) -> Any:
+    """YAML's own types -> JSON's: unquoted dates and times become the strings the schema describes."""
+    if isinstance(value, dict):
+        return {str(k) if isinstance(k, (date, datetime)) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
+    """path -> (line, column), 1-based, of every node of the document: only built when there are problems."""
+    marks: dict[tuple[str | int, ...], tuple[int, int]] = {}
+
+    def walk(node: yaml.Node, path: tuple[str | int, ...]) -> None:
+        marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                walk(value, path + (str(key.value),))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                walk(item, path + (index,))
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if root is not None:
+        walk(root, ())
+    return marks
+
+
+def _parse_path(field: str) -> tuple[str | int, ...]:
+    """`accounts[0].limit.pix` -> ("accounts", 0, "limit", "pix")."""
+    parts: list[str | int] = []
+    for piece in field.replace("[", ".[").split("."):
+        if not piece:
+            continue
+        parts.append(int(piece[1:-1]) if piece.startswith("[") else piece)
+    return tuple(parts)
+
+
+def cross_check_event(data: dict[str, Any]) -> list[Detail]:
+    """What the schema cannot say about one schema-valid event (CONTRACT 3): consistent status and money."""
+    problems: list[Detail] = []
+    status = data.get("status", PENDING)
+    amounts = {name: to_money(data.get(name, 0)) for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")}
+    for name, amount in amounts.items():
+        if not has_cents_precision(amount):
+            problems.append(Detail(name, f"{amount} has more than two decimal places"))
+    expected, discount, paid = amounts.values()
+    if discount != 0 and data["amortization_type"] != "present_amount":
+        problems.append(Detail("total_discount_amount", "must be 0 unless amortization_type is present_amount"))
+    if discount > expected:
+        problems.append(Detail("total_discount_amount", f"{discount} is more than total_expected_amount {expected}"))
+    elif paid > expected - discount:
+        problems.append(
+            Detail("total_paid_amount", f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})")
+        )
+    if status == PAID and not data.get("paid_at"):
+        problems.append(Detail("paid_at", "is required (a date) when status is paid"))
+    if status != PAID and data.get("paid_at"):
+        problems.append(Detail("paid_at", f"must be null when status is {status}"))
+    allowed = {PAID: {PAID}, CANCELED: {CANCELED}, PENDING: {PENDING, PAID}}[status]
+    for index, installment in enumerate(data["event_conciliation_list"]):
+        own = installment.get("event_conciliation_status", status)
+        if own not in allowed:
+            problems.append(
+                Detail(f"event_conciliation_list[{index}].event_conciliation_status", f"{own} contradicts the event's status {status}")
+            )
+    return problems
+
+
+def _duplicates(values: Iterable[tuple[str, str]], what: str) -> list[Detail]:
+    seen: set[str] = set()
+    problems = []
+    for field, value in values:
+        if value in seen:
+            problems.append(Detail(field, f"{what} {value} appears more than once"))
+        seen.add(value)
+    return problems
+
+
+def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
+    problems: list[Detail] = []
+    events = data.get("events", [])
+    for index, event in enumerate(events):
+        problems += [Detail(f"events[{index}].{d.field}", d.message) for d in cross_check_event(event)]
+    problems += _duplicates(
+        ((f"events[{i}].extraordinary_event_conciliation_key", uuid_text(e["extraordinary_event_conciliation_key"])) for i, e in enumerate(events)),
+        "event key",
+    )
+    problems += _duplicates(
+        (
+            (f"events[{i}].event_conciliation_list[{j}].event_conciliation_key", uuid_text(c["event_conciliation_key"]))
+            for i, e in enumerate(events)
+            for j, c in enumerate(e["event_conciliation_list"])
+        ),
+        "event_conciliation_key",
+    )
+    accounts = data.get("accounts", [])
+    problems += _duplicates(((f"accounts[{i}].account_id", a["account_id"]) for i, a in enumerate(accounts)), "account_id")
+    for i, account in enumerate(accounts):
+        recipients = account.get("recipient_list", {}).get("recipients", [])
+        base = f"accounts[{i}].recipient_list.recipients"
+        problems += _duplicates(((f"{base}[{j}].recipient_id", r["recipient_id"]) for j, r in enumerate(recipients)), "recipient_id")
+        problems += _duplicates(
+            ((f"{base}[{j}].document_number", canonical_document(r["document_number"])) for j, r in enumerate(recipients)),
+            "document number",
+        )
+    return problems
+
+
+@dataclass(frozen=True)
+class ScenarioLoader:
+    """Validates and builds scenarios with the checks compiled from the admin spec."""
+
+    scenario_check: SchemaCheck
+
+    @classmethod
+    def from_specs(cls, specs: Specs) -> ScenarioLoader:
+        return cls(specs.admin.check("#/components/schemas/Scenario"))
+
+    def problems(self, data: Any) -> list[Detail]:
+        """Every problem of a parsed scenario document: schema first, cross-checks only on a valid shape."""
+        schema_problems = self.scenario_check.problems(data)
+        return schema_problems or cross_check_scenario(data)
+
+    def build(self, name: str, data: dict[str, Any]) -> Scenario:
+        events = [event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])]
+        accounts = [account_from_scenario(a) for a in data.get("accounts", [])]
+        return Scenario(
+            name=name,
+            description=str(data.get("description", "")),
+            events={e.key: e for e in events},
+            accounts={a.account_id: a for a in accounts},
+        )
+
+    def load_text(self, name: str, text: str, file: str) -> Scenario:
+        try:
+            data = _plain(yaml.load(text, Loader=_FastSafeLoader))  # noqa: S506 - a safe loader
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p) or str(exc)
+            raise ScenarioError([Problem(file, line, column, "", f"not a safe YAML document: {reason}")]) from None
+        if data is None:
+            data = {}
+        details = self.problems(data)
+        if details:
+            marks = _marks(text)
+            problems = []
+            for detail in details:
+                path = _parse_path(detail.field)
+                while path not in marks and path:
+                    path = path[:-1]
+                line, column = marks.get(path, (1, 1))
+                problems.append(Problem(file, line, column, detail.field, detail.message))
+            raise ScenarioError(problems)
+        return self.build(name, data)
+
+    def load_file(self, path: Path) -> Scenario:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError([Problem(str(path), 1, 1, "", f"cannot be read: {exc}")]) from None
+        return self.load_text(path.stem, text, str(path))
+
+    def load_directory(self, directory: Path) -> dict[str, Scenario]:
+        """Every scenario of the directory, or ScenarioError with the problems of all of them."""
+        if not directory.is_dir():
+            raise ScenarioError([Problem(str(directory), 1, 1, "", "is not a directory")])
+        scenarios: dict[str, Scenario] = {}
+        problems: list[Problem] = []
+        for path in sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file()):
+            try:
+                scenarios[path.stem] = self.load_file(path)
+            except ScenarioError as exc:
+                problems += exc.problems
+        if problems:
+            raise ScenarioError(problems)
+        return scenarios

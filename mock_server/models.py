@@ -1,0 +1,121 @@
+"""The domain's records: plain dataclasses, no HTTP and no rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+# The five PIX modes of interface 2.3, in the order they are listed there.
+PIX_MODES = (
+    "withdraw",
+    "change",
+    "transaction",
+    "transaction_natural_person",
+    "transaction_legal_person",
+)
+RECIPIENT_LIST_MODE = "transaction"
+
+PENDING = "pending_conciliation"
+PAID = "paid"
+CANCELED = "canceled"
+EVENT_STATUSES = (PENDING, PAID, CANCELED)
+EXTRAORDINARY_EVENT = "extraordinary_event"
+
+
+@dataclass(frozen=True, slots=True)
+class LimitWindow:
+    """One time-of-day window: from `start_time` (HH:MM:SS plus offset) the cap is `amount` cents."""
+
+    start_time: str
+    amount: int
+
+
+# mode -> its windows (1 or 2: daytime first, nighttime second)
+Limits = dict[str, tuple[LimitWindow, ...]]
+
+
+@dataclass(slots=True)
+class Installment:
+    event_conciliation_key: str
+    installment_key: str
+    event_conciliation_status: str = PENDING
+    event_conciliation_type: str = EXTRAORDINARY_EVENT
+
+
+@dataclass(slots=True)
+class Event:
+    key: str
+    security_key: str
+    investment_key: str
+    amortization_type: str
+    total_expected_amount: Decimal
+    total_discount_amount: Decimal
+    total_paid_amount: Decimal
+    status: str
+    reference_date: date
+    due_date: date
+    paid_at: date | None
+    installments: list[Installment]
+
+    @property
+    def open_balance(self) -> Decimal:
+        return self.total_expected_amount - self.total_discount_amount - self.total_paid_amount
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Status values a proposal or recipient answers with; None keeps the computed default."""
+
+    analysis_status: str | None = None
+    client_notification_status: str | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    limit_update_request: Outcome = Outcome()
+    recipient_list_limit_update_request: Outcome = Outcome()
+    recipient: Outcome = Outcome()
+
+
+@dataclass(slots=True)
+class Recipient:
+    recipient_id: str
+    document_number: str  # as the caller wrote it
+    document_key: str  # canonical bare form: two layouts of one number are one recipient
+    recipient_status: str
+    analysis_status: str
+    client_notification_status: str
+    event_date: str | None
+
+
+@dataclass(slots=True)
+class RecipientList:
+    limits: Limits
+    event_date: str | None
+    recipients: dict[str, Recipient] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Proposal:
+    """A limit modification proposal, for the account (`target="account"`) or its recipient list."""
+
+    limit_update_request_id: str
+    target: str
+    pix: Limits
+    analysis_status: str
+    client_notification_status: str
+    status: str  # limit_update_request_status, or recipient_status for the recipient list
+    event_date: str
+
+
+@dataclass(slots=True)
+class Account:
+    account_id: str
+    registration_date: str
+    limits: Limits
+    event_date: str | None = None
+    recipient_list: RecipientList | None = None
+    outcomes: Outcomes = Outcomes()
+    limit_update_requests: list[Proposal] = field(default_factory=list)

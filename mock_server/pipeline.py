@@ -1,0 +1,233 @@
+"""The road every API call takes: session, faults, body, validation against the spec, the handler,
+the one error renderer, the journal and (optionally) the response check.
+
+Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from .body import MISSING, parse_json, read_bytes
+from .clock import timestamp
+from .errors import (
+    ApiError,
+    Detail,
+    InvalidRequest,
+    MethodNotAllowed,
+    ResponseValidationFailed,
+    Unauthorized,
+    json_response,
+)
+from .sessions import DEFAULT_SESSION, Session, Sessions
+from .spec import Operation, SchemaCheck
+
+log = logging.getLogger("mock_server")
+
+
+@dataclass(slots=True)
+class Call:
+    """A validated request, as a handler sees it."""
+
+    session: Session
+    path: dict[str, str]
+    query: dict[str, str]
+    body: Any  # the validated JSON body; None when the operation takes none or none was sent
+    now: datetime  # the session clock's reading when the request arrived
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    body: Any = None  # JSON value; None: no body
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str | None = None  # a non-JSON body (YAML), sent with `media_type`
+    media_type: str | None = None
+
+
+Handler = Callable[[Call], Reply]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """What every endpoint shares: the sessions, the session-header check, and the switches."""
+
+    sessions: Sessions
+    session_check: SchemaCheck
+    validate_responses: bool = False
+    admin_token: str | None = None
+
+
+class OperationRunner:
+    """One operation of a spec bound to its handler."""
+
+    def __init__(self, pipeline: Pipeline, operation: Operation, handler: Handler, public: bool, guarded: bool) -> None:
+        self.pipeline = pipeline
+        self.operation = operation
+        self.handler = handler
+        self.public = public  # journaled and open to faults
+        self.guarded = guarded  # needs the admin token when one is set
+        self._query = [p for p in operation.parameters if p.location == "query"]
+        self._path = [p for p in operation.parameters if p.location == "path"]
+        self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
+
+    def _session(self, request: Request) -> Session:
+        name = request.headers.get("x-mock-session")
+        if name is None:
+            return self.pipeline.sessions.get(DEFAULT_SESSION)
+        problems = self.pipeline.session_check.problems(name)
+        if problems:
+            raise InvalidRequest(
+                "The X-Mock-Session header is invalid.",
+                [Detail("X-Mock-Session", p.message) for p in problems],
+            )
+        return self.pipeline.sessions.get(name)
+
+    def _authorize(self, request: Request) -> None:
+        token = self.pipeline.admin_token
+        if token is None or not self.guarded:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, credential = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), token.encode()):
+            raise Unauthorized(
+                "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
+            )
+
+    def _validate(self, request: Request, body: Any) -> tuple[dict[str, str], dict[str, str], Any]:
+        """Path, query and body checked against the operation's own schemas: every problem at once."""
+        problems: list[Detail] = []
+        path = {p.name: request.path_params.get(p.name, "") for p in self._path}
+        for param in self._path:
+            problems += param.check.problems(path[param.name], (param.name,))
+        query: dict[str, str] = {}
+        for param in self._query:
+            if param.name in request.query_params:
+                query[param.name] = request.query_params[param.name]
+                problems += param.check.problems(query[param.name], (param.name,))
+            elif param.required:
+                problems.append(Detail(param.name, "is required"))
+        for param in self._headers:
+            value = request.headers.get(param.name)
+            if value is not None:
+                problems += param.check.problems(value, (param.name,))
+            elif param.required:
+                problems.append(Detail(param.name, "is required"))
+        operation = self.operation
+        if body is MISSING or operation.body is None:
+            if body is MISSING and operation.body_required:
+                problems.append(Detail("", "a JSON body is required"))
+            body = None
+        else:
+            problems += operation.body.problems(body)
+        if problems:
+            raise InvalidRequest("The request is invalid.", problems)
+        return path, query, body
+
+    async def __call__(self, request: Request) -> Response:
+        session: Session | None = None
+        request_body: Any = None
+        received_at = ""
+        try:
+            if not self.public:
+                self._authorize(request)
+            session = self._session(request)
+            now = session.clock.now()
+            received_at = timestamp(now)
+            if self.public:
+                fault = session.faults.take(self.operation.operation_id)
+                if fault is not None:
+                    if fault.delay_ms:
+                        await asyncio.sleep(fault.delay_ms / 1000)
+                    if fault.status is not None:
+                        body = fault.default_body() if fault.body is None else fault.body
+                        return self._finish(session, request, received_at, None, Reply(fault.status, body))
+            raw = await read_bytes(request)
+            if raw:
+                request_body = raw.decode("utf-8", "replace")  # journaled as text unless it parses
+                body = parse_json(raw, request.headers.get("content-type"))
+                request_body = body
+            else:
+                body = MISSING
+            path, query, body = self._validate(request, body)
+            reply = self.handler(Call(session, path, query, body, now))
+        except ApiError as error:
+            reply = Reply(error.status, error.body(), error.headers)
+        except Exception as exc:  # a bug: still the contract's body, and the journal says so
+            log.exception("unexpected error in %s", self.operation.operation_id)
+            reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        return self._finish(session, request, received_at, request_body, reply)
+
+    def _finish(
+        self, session: Session | None, request: Request, received_at: str, request_body: Any, reply: Reply
+    ) -> Response:
+        if self.pipeline.validate_responses:
+            reply = self._checked(reply)
+        if self.public and session is not None:
+            session.journal.record(
+                received_at,
+                request.method,
+                request.url.path,
+                self.operation.operation_id,
+                reply.status,
+                request_body,
+                reply.body,
+            )
+        if reply.text is not None:
+            return Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        return json_response(reply.status, reply.body, reply.headers)
+
+    def _checked(self, reply: Reply) -> Reply:
+        """The reply, or a documented 500 naming how it contradicts the spec (`--validate-responses`)."""
+        responses = self.operation.responses
+        status = str(reply.status)
+        key = status if status in responses else f"{status[0]}XX" if f"{status[0]}XX" in responses else "default"
+        problems: list[str] = []
+        if key not in responses:
+            problems.append(f"status {status} is not documented")
+        elif reply.text is None:
+            check = responses[key]
+            if check is None and reply.body is not None:
+                problems.append(f"status {status} documents no body")
+            elif check is not None:
+                # Round-trip through JSON so the check sees exactly what the client will.
+                sent = json.loads(json.dumps(reply.body))
+                problems += [f"{d.field or '(body)'}: {d.message}" for d in check.problems(sent)]
+        if not problems:
+            return reply
+        message = f"The response of {self.operation.operation_id} does not match the spec: {'; '.join(problems)}."
+        log.error("%s (status %s, body %r)", message, status, reply.body)
+        error = ResponseValidationFailed(message)
+        return Reply(error.status, error.body())
+
+
+class PathEndpoint:
+    """The ASGI app of one spec path: dispatches on the method, and answers 405 with the spec's `Allow`."""
+
+    def __init__(self, runners: Mapping[str, OperationRunner]) -> None:
+        self.runners = dict(runners)
+        self.allow = ", ".join(sorted(self.runners))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        runner = self.runners.get(request.method)
+        if runner is None:
+            error = MethodNotAllowed(
+                f"Method {request.method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
+            )
+            response = json_response(error.status, error.body(), error.headers)
+        else:
+            response = await runner(request)
+        await response(scope, receive, send)
+

@@ -1,0 +1,24 @@
+"""The server's options, one dataclass: filled by the CLI (flags and MOCK_SERVER_* variables) or by tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .resources import data_path
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    fixtures: Path = data_path("fixtures")
+    scenario: str = "default"
+    admin: bool = True
+    admin_token: str | None = None
+    seed: int | None = None
+    clock: datetime | None = None  # every session starts with its clock frozen here
+    log_level: str = "warning"
+    access_log: bool = False
+    validate_responses: bool = False

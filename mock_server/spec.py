@@ -1,0 +1,226 @@
+"""The OpenAPI documents, loaded once, and the request validators compiled from their own schemas.
+
+Nothing here restates a rule: every check is the spec's JSON Schema (2020-12, as OpenAPI 3.1 says),
+so what the spec allows the server accepts and what it forbids the server rejects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import yaml
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from .documents import is_valid_document
+from .errors import Detail
+from .resources import data_path
+
+# Base URIs under which the two documents are registered: the admin document refers to the public one
+# as `../openapi.yaml`, which resolves the same way on disk and over HTTP (/__mock/openapi.yaml -> /openapi.yaml).
+PUBLIC_URI = "http://mock-server/openapi.yaml"
+ADMIN_URI = "http://mock-server/__mock/openapi.yaml"
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def format_checker() -> FormatChecker:
+    """The standard formats (date-time needs rfc3339-validator, installed) plus the spec's `br-document`."""
+    checker = FormatChecker()
+    checker.checks("br-document")(is_valid_document)
+    return checker
+
+
+def field_path(parts: Iterable[str | int]) -> str:
+    """`("limit", "pix", "withdraw", 1, "amount")` -> `limit.pix.withdraw[1].amount`."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -> list[Detail]:
+    """One detail per problem, naming the field itself (a missing or unknown key included)."""
+    details: list[Detail] = []
+    seen: set[tuple[str, str]] = set()
+    for error in errors:
+        path = prefix + tuple(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, dict):
+            for name in error.validator_value:
+                if name not in error.instance:
+                    details.append(Detail(field_path(path + (name,)), "is required"))
+        elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = error.schema.get("properties", {})
+            for name in error.instance:
+                if name not in known:
+                    details.append(Detail(field_path(path + (name,)), "is not a known field"))
+        else:
+            details.append(Detail(field_path(path), error.message))
+    unique = []
+    for detail in details:
+        key = (detail.field, detail.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(detail)
+    return sorted(unique, key=lambda d: d.field)
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaCheck:
+    """A compiled validator for one schema of the spec."""
+
+    validator: Draft202012Validator
+
+    def problems(self, instance: Any, prefix: tuple[str | int, ...] = ()) -> list[Detail]:
+        if self.validator.is_valid(instance):  # the fast path: no error objects built
+            return []
+        return _details(self.validator.iter_errors(instance), prefix)
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    name: str
+    location: str  # path, query or header
+    required: bool
+    check: SchemaCheck
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    operation_id: str
+    method: str  # upper case
+    path: str
+    parameters: tuple[Parameter, ...]
+    body: SchemaCheck | None
+    body_required: bool
+    responses: Mapping[str, SchemaCheck | None]  # status ("201", "4XX", "default") -> body schema
+
+
+@dataclass
+class Spec:
+    """One OpenAPI document with its operations compiled."""
+
+    uri: str
+    text: str  # the file as written (served as is, comments and order kept)
+    document: dict[str, Any]
+    registry: Registry[Any]
+    operations: dict[str, Operation] = field(default_factory=dict)
+
+    def check(self, ref: str) -> SchemaCheck:
+        """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
+        return SchemaCheck(
+            Draft202012Validator(
+                {"$ref": urljoin(self.uri, ref)},
+                registry=self.registry,
+                format_checker=format_checker(),
+            )
+        )
+
+    @cached_property
+    def json_text(self) -> str:
+        return json.dumps(self.document)
+
+    def paths(self) -> dict[str, list[Operation]]:
+        by_path: dict[str, list[Operation]] = {}
+        for operation in self.operations.values():
+            by_path.setdefault(operation.path, []).append(operation)
+        return by_path
+
+
+def _pointer(*parts: str) -> str:
+    return "#/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _resolve(spec: Spec, node: dict[str, Any], uri: str) -> tuple[dict[str, Any], str]:
+    """Follow the `$ref`s of a parameter, request body or response object to the object and its URI."""
+    while "$ref" in node:
+        uri = urljoin(uri, node["$ref"])
+        node = spec.registry.resolver().lookup(uri).contents
+    return node, uri
+
+
+def _compile(spec: Spec) -> None:
+    document = spec.document
+    for path, item in document.get("paths", {}).items():
+        shared = item.get("parameters", [])
+        for method in HTTP_METHODS:
+            if method not in item:
+                continue
+            op = item[method]
+            base = spec.uri + _pointer("paths", path, method)
+            located = [(spec.uri + _pointer("paths", path, "parameters", str(i)), raw) for i, raw in enumerate(shared)]
+            located += [(f"{base}/parameters/{i}", raw) for i, raw in enumerate(op.get("parameters", []))]
+            params = []
+            for where, raw in located:
+                param, where = _resolve(spec, raw, where)
+                params.append(
+                    Parameter(
+                        name=param["name"],
+                        location=param["in"],
+                        required=bool(param.get("required", False)),
+                        check=spec.check(where + "/schema"),
+                    )
+                )
+            body = None
+            body_required = False
+            if "requestBody" in op:
+                request_body, where = _resolve(spec, op["requestBody"], base + "/requestBody")
+                body_required = bool(request_body.get("required", False))
+                if "application/json" in request_body.get("content", {}):
+                    body = spec.check(where + "/content/application~1json/schema")
+            responses: dict[str, SchemaCheck | None] = {}
+            for status, raw in op.get("responses", {}).items():
+                response, where = _resolve(spec, raw, f"{base}/responses/{status}")
+                content = response.get("content", {})
+                responses[str(status)] = (
+                    spec.check(where + "/content/application~1json/schema") if "application/json" in content else None
+                )
+            spec.operations[op["operationId"]] = Operation(
+                operation_id=op["operationId"],
+                method=method.upper(),
+                path=path,
+                parameters=tuple(params),
+                body=body,
+                body_required=body_required,
+                responses=responses,
+            )
+
+
+def read_document(path: Path) -> tuple[str, dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    loaded = yaml.safe_load(text)
+    assert isinstance(loaded, dict), f"{path} is not an OpenAPI document"
+    return text, loaded
+
+
+@dataclass(frozen=True)
+class Specs:
+    public: Spec
+    admin: Spec
+
+
+def load_specs(public_path: Path | None = None, admin_path: Path | None = None) -> Specs:
+    """Load both documents into one registry and compile their operations. Done once per process."""
+    public_text, public_doc = read_document(public_path or data_path("openapi.yaml"))
+    admin_text, admin_doc = read_document(admin_path or data_path("admin/openapi.yaml"))
+    registry: Registry[Any] = Registry().with_resources(
+        [
+            (PUBLIC_URI, Resource.from_contents(public_doc, default_specification=DRAFT202012)),
+            (ADMIN_URI, Resource.from_contents(admin_doc, default_specification=DRAFT202012)),
+        ]
+    )
+    public = Spec(PUBLIC_URI, public_text, public_doc, registry)
+    admin = Spec(ADMIN_URI, admin_text, admin_doc, registry)
+    _compile(public)
+    _compile(admin)
+    return Specs(public, admin)

@@ -1,0 +1,59 @@
+"""Shared fixtures: the specs and the app are built once; every test gets fresh sessions.
+
+Set MOCK_SERVER_TEST_URL=http://127.0.0.1:8000 to run the API tests against a live server instead of
+in-process: each test then works in a session of its own, reset before it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from mock_server.spec import Specs, load_specs
+
+LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
+
+
+@pytest.fixture(scope="session")
+def specs() -> Specs:
+    return load_specs()
+
+
+@pytest.fixture(scope="session")
+def app(specs: Specs) -> Starlette:
+    # Every response any test provokes is checked against the spec: a deviation is a 500 and fails the test.
+    return create_app(Settings(validate_responses=True), specs)
+
+
+@pytest.fixture
+def client(app: Starlette) -> Iterator[httpx.Client]:
+    """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
+    if LIVE_URL:
+        session = f"test-{uuid.uuid4().hex[:12]}"
+        with httpx.Client(base_url=LIVE_URL, headers={"X-Mock-Session": session}) as live:
+            live.post("/__mock/reset").raise_for_status()
+            yield live
+        return
+    app.state.sessions.clear()
+    with TestClient(app, raise_server_exceptions=True) as local:
+        yield local
+
+
+@pytest.fixture
+def make_client(specs: Specs) -> Callable[..., TestClient]:
+    """A client on an app built with other settings, e.g. `make_client(admin=False)`."""
+
+    def build(**options: Any) -> TestClient:
+        options.setdefault("validate_responses", True)
+        return TestClient(create_app(Settings(**options), specs))
+
+    return build
