@@ -106,3 +106,18 @@ def generate_cnpj(rng: random.Random, punctuated: bool, alphanumeric: bool) -> s
         _random_body(rng, alphabet, _CNPJ_LENGTH - _CHECK_DIGITS), _CNPJ_MAX_WEIGHT
     )
     return format_document(bare) if punctuated else bare
+
+
+def with_valid_check_digits(value: str) -> str:
+    """`value` (in an accepted layout) with its check digits recomputed, the layout kept.
+
+    Lets a test generator that only knows the layout (a regex) produce numbers that also pass the digits.
+    """
+    bare = canonical_document(value)
+    body = bare[:-_CHECK_DIGITS]
+    if len(set(body)) == 1:
+        alphabet = string.digits if body[-1].isdigit() else _CNPJ_ALPHANUMERIC
+        body = body[:-1] + alphabet[(alphabet.index(body[-1]) + 1) % len(alphabet)]
+    max_weight = _CPF_MAX_WEIGHT if len(bare) == _CPF_LENGTH else _CNPJ_MAX_WEIGHT
+    fixed = _with_check_digits(body, max_weight)
+    return format_document(fixed) if len(value) != len(bare) else fixed

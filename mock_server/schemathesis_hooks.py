@@ -12,10 +12,20 @@ formats ignored, and offers no public API to add one; so in responses
 
 from __future__ import annotations
 
+import re
+
 import schemathesis
 from hypothesis import strategies as st
 
-from mock_server.documents import generate_cnpj, generate_cpf
+from typing import Any
+
+from mock_server.documents import (
+    DOCUMENT_PATTERN,
+    generate_cnpj,
+    generate_cpf,
+    is_valid_document,
+    with_valid_check_digits,
+)
 
 FORMAT_NAME = "br-document"
 
@@ -33,6 +43,26 @@ def br_documents() -> st.SearchStrategy[str]:
 def register() -> None:
     """Register `br-document` with Schemathesis; repeating it replaces the same entry."""
     schemathesis.openapi.format(FORMAT_NAME, br_documents())
+
+
+_LAYOUT = re.compile(DOCUMENT_PATTERN)
+
+
+@schemathesis.hook
+def before_call(context: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]) -> None:
+    """In positive cases, give a layout-only document number valid check digits.
+
+    Schemathesis' coverage phase builds a string that has both `pattern` and a custom `format` from the
+    pattern alone (4.32.5), so it sends e.g. `000.000.000-00` as "valid" data, which the server rightly
+    rejects. Negative cases are left alone: an invalid number is what they are for.
+    """
+    meta = case.meta
+    body = case.body
+    if meta is None or not meta.generation.mode.is_positive or not isinstance(body, dict):
+        return
+    value = body.get("document_number")
+    if isinstance(value, str) and _LAYOUT.fullmatch(value) and not is_valid_document(value):
+        body["document_number"] = with_valid_check_digits(value)
 
 
 register()
