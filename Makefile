@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint fuzz bench bench-anchors clean
+.PHONY: install run test lint fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,20 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q
 
-lint: $(STAMP)
-	$(BIN)/ruff check mock_server tests
+REDOCLY := .tools/npm/node_modules/.bin/redocly
+$(REDOCLY):
+	npm install --silent --no-audit --no-fund --prefix .tools/npm @redocly/cli@2
+
+## make lint: ruff, mypy, and Redocly's OpenAPI linter on both specs
+lint: $(STAMP) $(REDOCLY)
+	$(BIN)/ruff check mock_server tests scripts
 	$(BIN)/mypy
+	$(REDOCLY) lint openapi.yaml admin/openapi.yaml --format=stylish
+
+## make fuzz: the real server + `st run` on both specs, every check, 1000 examples per operation
+FUZZ_EXAMPLES ?= 1000
+fuzz: $(STAMP)
+	$(BIN)/python scripts/fuzz.py --max-examples $(FUZZ_EXAMPLES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
