@@ -12,15 +12,16 @@ import yaml
 
 from .clock import local_date, parse_instant, timestamp
 from .documents import canonical_document
-from .errors import EventNotFound, InvalidRequest, LimitNotFound
+from .errors import Detail, EventNotFound, InvalidRequest, LimitNotFound
 from .events import to_money
 from .fixtures import cross_check_event
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE, Event
 from .pipeline import Call, Handler, Reply
 from .sessions import Session, Sessions
-from .shapes import account_to_scenario, event_from_scenario, event_to_public, event_to_scenario
+from .shapes import account_to_scenario, event_from_scenario, event_to_public, event_to_scenario, uuid_text
 from .spec import Specs
+from .store import Store
 
 YAML = "application/yaml"
 
@@ -34,6 +35,23 @@ def _event(session: Session, key: str) -> Event:
     if event is None:
         raise EventNotFound(f"No event {key}.")
     return event
+
+
+def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail]:
+    """CONTRACT 3 "keys unique", as a scenario file is checked: an event_conciliation_key appears once in the
+    session (else the state export would not load back)."""
+    used = {i.event_conciliation_key: e.key for e in store.all_events() for i in e.installments}
+    problems: list[Detail] = []
+    seen: set[str] = set()
+    for index, installment in enumerate(data["event_conciliation_list"]):
+        key = uuid_text(installment["event_conciliation_key"])
+        field = f"event_conciliation_list[{index}].event_conciliation_key"
+        if key in seen:
+            problems.append(Detail(field, f"event_conciliation_key {key} appears more than once"))
+        elif key in used:
+            problems.append(Detail(field, f"event_conciliation_key {key} is already used by event {used[key]}"))
+        seen.add(key)
+    return problems
 
 
 def state_of(session: Session) -> dict[str, Any]:
@@ -72,11 +90,15 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
         return Reply(200, state)
 
     def create_event(call: Call) -> Reply:
+        store = call.session.store
         problems = cross_check_event(call.body)
+        given = call.body.get("extraordinary_event_conciliation_key")
+        if not problems and not (given and store.find_event(uuid_text(given))):  # an existing key: 409 below
+            problems = _conciliation_key_clashes(store, call.body)
         if problems:
             raise InvalidRequest("The event is inconsistent.", problems)
-        key = call.body.get("extraordinary_event_conciliation_key") or call.session.ids.new_uuid()
-        event = call.session.store.add_event(event_from_scenario(call.body, key))
+        key = given or call.session.ids.new_uuid()
+        event = store.add_event(event_from_scenario(call.body, key))
         return Reply(201, event_to_public(event))
 
     def pay_event(call: Call) -> Reply:

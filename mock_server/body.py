@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -19,6 +20,15 @@ MISSING: Any = object()  # the request carried no body at all (unlike a body of 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON fraction as a float; one beyond a double's range (`1e400`) would become inf, which no
+    JSON answer can carry back (the journal would echo it as the invalid literal `Infinity`)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is out of the range of a JSON number")
+    return value
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -72,10 +82,10 @@ def parse_json(raw: bytes, content_type: str | None) -> Any:
     except UnicodeDecodeError as exc:
         raise MalformedJson(f"The body is not UTF-8: byte {exc.start} is invalid.") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise MalformedJson(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
-    except (ValueError, RecursionError) as exc:  # NaN/Infinity, integers over Python's digit limit, deep nesting
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, 1e400, integers over Python's digit limit, deep nesting
         reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
         raise MalformedJson(f"The body is not acceptable JSON: {reason}.") from None
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):

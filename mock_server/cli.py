@@ -6,12 +6,14 @@ The only module that knows uvicorn.
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -53,16 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("command", nargs="?", choices=("serve", "check"), default="serve",
                         help="serve (default) or check the scenario files and exit")
     parser.add_argument("--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)")
-    parser.add_argument("--port", type=int, default=int(_env("port", str(defaults.port)) or 0),
+    # String defaults from MOCK_SERVER_* go through `type` like a flag would: a bad value is a usage error (exit 2).
+    parser.add_argument("--port", type=int, default=_env("port", str(defaults.port)),
                         help="port (default %(default)s; 0 picks a free one)")
     parser.add_argument("--fixtures", type=Path, default=Path(_env("fixtures", str(defaults.fixtures)) or "."),
                         help="directory of scenario files (default: the shipped scenarios)")
     parser.add_argument("--scenario", default=_env("scenario", defaults.scenario), help="scenario sessions start from (default %(default)s)")
     parser.add_argument("--no-admin", action="store_true", default=_flag("no_admin"), help="answer 404 on /__mock/* except health")
     parser.add_argument("--admin-token", default=_env("admin_token"), help="require Authorization: Bearer TOKEN on /__mock/* except health")
-    parser.add_argument("--seed", type=int, default=int(_env("seed")) if _env("seed") else None,
+    parser.add_argument("--seed", type=int, default=_env("seed") or None,
                         help="make generated ids deterministic per session")
-    parser.add_argument("--clock", type=_instant, default=_instant(_env("clock")) if _env("clock") else None,  # type: ignore[arg-type]
+    parser.add_argument("--clock", type=_instant, default=_env("clock") or None,
                         help="start every session with its clock frozen at this ISO 8601 date-time")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default=(_env("log_level", defaults.log_level) or "").lower(),
                         help="log level (default %(default)s; info also logs every request)")
@@ -116,6 +119,13 @@ class _Server(uvicorn.Server):
             print(f"mock-server ready on http://{shown}:{port} {self._banner}", flush=True)
 
 
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging with the access log on stderr as well: stdout carries the ready line and nothing else."""
+    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
 def serve(settings: Settings) -> int:
     from .app import create_app  # after argument errors are out of the way
 
@@ -140,6 +150,7 @@ def serve(settings: Settings) -> int:
         server_header=False,
         date_header=False,
         lifespan="off",
+        log_config=_log_config(),
     )
     server = _Server(config, banner)
     server.run()
@@ -147,7 +158,10 @@ def serve(settings: Settings) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.log_level not in LOG_LEVELS:  # argparse checks `choices` of flags only, not of MOCK_SERVER_LOG_LEVEL
+        parser.error(f"argument --log-level: invalid choice: {args.log_level!r} (choose from {', '.join(LOG_LEVELS)})")
     if args.command == "check":
         return check(args.fixtures)
     return serve(settings_from(args))

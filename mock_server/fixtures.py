@@ -6,6 +6,7 @@ Problems are reported as `FILE:LINE:COLUMN: PATH: what is wrong`, every one of t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -77,6 +78,10 @@ def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
     if root is not None:
         walk(root, ())
     return marks
+
+
+# `events[3].status` -> ("events", "3"): which top-level item a problem belongs to.
+_ITEM = re.compile(r"^(events|accounts)\[(\d+)\]")
 
 
 def _parse_path(field: str) -> tuple[str | int, ...]:
@@ -171,9 +176,29 @@ class ScenarioLoader:
         return cls(specs.admin.check("#/components/schemas/Scenario"))
 
     def problems(self, data: Any) -> list[Detail]:
-        """Every problem of a parsed scenario document: schema first, cross-checks only on a valid shape."""
+        """Every problem of a parsed scenario document: the schema's, then the cross-checks of every event and
+        account the schema found well-formed (one malformed item must not hide the other items' problems)."""
         schema_problems = self.scenario_check.problems(data)
-        return schema_problems or cross_check_scenario(data)
+        if not schema_problems:
+            return cross_check_scenario(data)
+        if not isinstance(data, dict):
+            return schema_problems
+        well_formed: dict[str, list[Any]] = {}
+        kept: dict[str, list[int]] = {}  # list name -> the original index of each well-formed item
+        for name in ("events", "accounts"):
+            items = data.get(name, [])
+            if not isinstance(items, list) or any(d.field == name for d in schema_problems):
+                continue
+            faulty = {int(m.group(2)) for d in schema_problems if (m := _ITEM.match(d.field)) and m.group(1) == name}
+            kept[name] = [i for i in range(len(items)) if i not in faulty]
+            well_formed[name] = [items[i] for i in kept[name]]
+        renumbered: list[Detail] = []
+        for detail in cross_check_scenario(well_formed):
+            match = _ITEM.match(detail.field)
+            assert match is not None, detail.field  # every cross-check names an event or an account
+            name, index = match.group(1), kept[match.group(1)][int(match.group(2))]
+            renumbered.append(Detail(f"{name}[{index}]{detail.field[match.end():]}", detail.message))
+        return schema_problems + renumbered
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
         events = [event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])]

@@ -34,6 +34,8 @@ from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
 
 log = logging.getLogger("mock_server")
+# Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
+NO_CONTENT = frozenset({204, 205, 304})
 
 
 @dataclass(slots=True)
@@ -69,6 +71,20 @@ class Pipeline:
     admin_token: str | None = None
 
 
+async def _body_for_journal(request: Request) -> Any:
+    """What a faulted call sent, for the journal only: JSON when it parses, else text; never an error."""
+    try:
+        raw = await read_bytes(request)
+    except ApiError:
+        return None
+    if not raw:
+        return None
+    try:
+        return parse_json(raw, request.headers.get("content-type"))
+    except ApiError:
+        return raw.decode("utf-8", "replace")
+
+
 class OperationRunner:
     """One operation of a spec bound to its handler."""
 
@@ -81,6 +97,7 @@ class OperationRunner:
         self._query = [p for p in operation.parameters if p.location == "query"]
         self._path = [p for p in operation.parameters if p.location == "path"]
         self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
+        self._takes_body = operation.body is not None or operation.body_required
 
     def _session(self, request: Request) -> Session:
         name = request.headers.get("x-mock-session")
@@ -152,8 +169,15 @@ class OperationRunner:
                         await asyncio.sleep(fault.delay_ms / 1000)
                     if fault.status is not None:
                         body = fault.default_body() if fault.body is None else fault.body
-                        return self._finish(session, request, received_at, None, Reply(fault.status, body))
-            raw = await read_bytes(request)
+                        if fault.status in NO_CONTENT:
+                            body = None  # HTTP forbids content with these statuses
+                        # Deliberately off-spec: never replaced by --validate-responses' 500.
+                        reply = Reply(fault.status, body)
+                        sent = await _body_for_journal(request) if self._takes_body else None
+                        return self._finish(session, request, received_at, sent, reply, check=False)
+            # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no
+            # defined semantics there): judging it would answer a 413/415 the operation does not document.
+            raw = await read_bytes(request) if self._takes_body else b""
             if raw:
                 request_body = raw.decode("utf-8", "replace")  # journaled as text unless it parses
                 body = parse_json(raw, request.headers.get("content-type"))
@@ -170,9 +194,15 @@ class OperationRunner:
         return self._finish(session, request, received_at, request_body, reply)
 
     def _finish(
-        self, session: Session | None, request: Request, received_at: str, request_body: Any, reply: Reply
+        self,
+        session: Session | None,
+        request: Request,
+        received_at: str,
+        request_body: Any,
+        reply: Reply,
+        check: bool = True,
     ) -> Response:
-        if self.pipeline.validate_responses:
+        if check and self.pipeline.validate_responses:
             reply = self._checked(reply)
         if self.public and session is not None:
             session.journal.record(
