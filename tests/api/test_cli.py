@@ -1,0 +1,452 @@
+"""The command line (CONTRACT 1), run for real: `python -m mock_server` in a subprocess, spoken to over HTTP."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+READY = re.compile(
+    r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+)"
+    r" \(scenario (?P<scenario>\S+): (?P<events>\d+) events, (?P<accounts>\d+) accounts\)$"
+)
+PROBLEM = re.compile(r"^(?P<file>.+):(?P<line>\d+):(?P<column>\d+): (?P<path>\S+): (?P<message>.+)$")
+START_TIMEOUT = 30.0
+EXIT_TIMEOUT = 30.0
+PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+
+
+def _env(**overrides: str) -> dict[str, str]:
+    """The test's environment without any MOCK_SERVER_* variable of the caller's, plus `overrides`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
+    env.pop("PYTHONUNBUFFERED", None)  # the ready line must be flushed by the server itself
+    env.update(overrides)
+    return env
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mock_server", *args]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A command that must end by itself (check, or a start-up that fails)."""
+    return subprocess.run(
+        _command(*args),
+        cwd=REPOSITORY,
+        env=env or _env(),
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT,
+        check=False,
+    )
+
+
+def _read_line(proc: subprocess.Popen[bytes], deadline: float) -> str | None:
+    """One line of the child's stdout, or None when it closed stdout or the deadline passed."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buffer = b""
+    while not buffer.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return None
+        chunk = os.read(fd, 1)  # byte by byte: nothing past the line is consumed
+        if not chunk:
+            return None
+        buffer += chunk
+    return buffer.decode()
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[bytes]
+    ready: re.Match[str]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.ready['host']}:{self.ready['port']}"
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def serve() -> Iterator:
+    """Starts servers; every one is terminated, and waited for, however the test ends."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> Server:
+        proc = subprocess.Popen(
+            _command(*args),
+            cwd=REPOSITORY,
+            env=env or _env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        started.append(proc)
+        line = _read_line(proc, time.monotonic() + START_TIMEOUT)
+        if line is None:
+            proc.kill()
+            _, err = proc.communicate(timeout=EXIT_TIMEOUT)
+            pytest.fail(f"no ready line within {START_TIMEOUT}s (exit {proc.returncode}): {err.decode()[-2000:]}")
+        match = READY.match(line.rstrip("\n"))
+        assert match, f"not the ready line: {line!r}"
+        return Server(proc, match)
+
+    try:
+        yield start
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.terminate()
+            try:
+                proc.communicate(timeout=EXIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate(timeout=EXIT_TIMEOUT)
+
+
+def stop(server: Server) -> tuple[str, str]:
+    """Terminate the server and return what it wrote after the ready line."""
+    server.proc.terminate()
+    out, err = server.proc.communicate(timeout=EXIT_TIMEOUT)
+    return out.decode(), err.decode()
+
+
+BROKEN_EVENT = """\
+description: broken on purpose
+events:
+  - extraordinary_event_conciliation_key: 9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11
+    security_key: 3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90
+    investment_key: 6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83
+    amortization_type: early_amortization
+    total_expected_amount: 1500.00
+    status: payed
+    reference_date: 2026-11-01
+    due_date: 2026-11-30
+    paid_at: null
+    event_conciliation_list:
+      - event_conciliation_key: 0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40
+        installment_key: 4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11
+"""
+BROKEN_ACCOUNT = """\
+description: another broken one
+accounts:
+  - account_id: "0001"
+    registration_date: 2026-01-10T09:00:00-03:00
+    limit:
+      pix:
+        withdraw:
+          - {start_time: "06:00:00", amount: 500000}
+        teleport:
+          - {start_time: "06:00:00-03:00", amount: 1}
+"""
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    directory = tmp_path / "broken"
+    directory.mkdir()
+    (directory / "default.yaml").write_text(BROKEN_EVENT, encoding="utf-8")
+    (directory / "other.yaml").write_text(BROKEN_ACCOUNT, encoding="utf-8")
+    return directory
+
+
+def problems_of(text: str) -> list[re.Match[str]]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    matches = [PROBLEM.match(line) for line in lines]
+    assert all(matches), f"not FILE:LINE:COLUMN: PATH: message lines: {lines}"
+    return matches  # type: ignore[return-value]
+
+
+# --- serve ----------------------------------------------------------------------------------------
+
+
+def test_port_0_prints_one_ready_line_and_serves(serve):
+    server = serve("--port", "0")
+    assert server.ready["host"] == "127.0.0.1"
+    assert int(server.ready["port"]) > 0
+    assert (server.ready["scenario"], server.ready["events"], server.ready["accounts"]) == ("default", "4", "2")
+    with server.client() as http:
+        health = http.get("/__mock/health")
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "scenario": "default"}
+        event = http.get(f"/event_conciliation/extraordinary_event/{PENDING_KEY}")
+        assert event.status_code == 200
+        assert event.json()["status"] == "pending_conciliation"
+        assert http.get("/openapi.yaml").status_code == 200
+    rest, _ = stop(server)
+    assert rest == ""  # exactly one line on stdout
+
+
+def test_serve_subcommand_is_the_default(serve):
+    server = serve("serve", "--port", "0", "--scenario", "recipients")
+    assert (server.ready["scenario"], server.ready["events"], server.ready["accounts"]) == ("recipients", "0", "3")
+    with server.client() as http:
+        assert http.get("/__mock/health").json() == {"status": "ok", "scenario": "recipients"}
+
+
+def test_environment_variables(serve):
+    env = _env(MOCK_SERVER_PORT="0", MOCK_SERVER_SCENARIO="payments", MOCK_SERVER_NO_ADMIN="1")
+    server = serve(env=env)
+    assert (server.ready["scenario"], server.ready["events"], server.ready["accounts"]) == ("payments", "6", "0")
+    with server.client() as http:
+        health = http.get("/__mock/health")
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "scenario": "payments"}
+        state = http.get("/__mock/state")
+        assert state.status_code == 404
+        assert state.json()["code"] == "not_found"
+        # the public API works on the payments scenario
+        event = http.get("/event_conciliation/extraordinary_event/cd613e30-d8f1-4adf-91b7-584a2265b1f5")
+        assert event.status_code == 200
+        assert len(event.json()["event_conciliation_list"]) == 3
+
+
+def test_a_flag_wins_over_its_environment_variable(serve):
+    server = serve("--port", "0", "--scenario", "empty", env=_env(MOCK_SERVER_SCENARIO="payments"))
+    assert server.ready["scenario"] == "empty"
+
+
+def test_admin_token_and_fixtures_from_the_environment(serve, tmp_path):
+    (tmp_path / "only.yaml").write_text("description: one line\nevents: []\naccounts: []\n", encoding="utf-8")
+    env = _env(
+        MOCK_SERVER_PORT="0",
+        MOCK_SERVER_ADMIN_TOKEN="s3cret",
+        MOCK_SERVER_FIXTURES=str(tmp_path),
+        MOCK_SERVER_SCENARIO="only",
+    )
+    server = serve(env=env)
+    assert (server.ready["scenario"], server.ready["events"], server.ready["accounts"]) == ("only", "0", "0")
+    with server.client() as http:
+        refused = http.get("/__mock/scenarios")
+        assert refused.status_code == 401
+        assert refused.json()["code"] == "unauthorized"
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+        allowed = http.get("/__mock/scenarios", headers={"Authorization": "Bearer s3cret"})
+        assert allowed.status_code == 200
+        assert allowed.json() == {"active": "only", "scenarios": [{"name": "only", "description": "one line"}]}
+        assert http.get("/__mock/health").status_code == 200
+
+
+def test_clock_option(serve):
+    server = serve("--port", "0", "--clock", "2026-11-21T13:00:00Z")
+    with server.client() as http:
+        clock = http.get("/__mock/clock")
+        assert clock.status_code == 200
+        assert clock.json() == {"now": "2026-11-21T10:00:00.000-03:00", "frozen": True}
+        other = http.get("/__mock/clock", headers={"X-Mock-Session": "other"})
+        assert other.json() == {"now": "2026-11-21T10:00:00.000-03:00", "frozen": True}
+        body = {
+            "account_id": "c1",
+            "registration_date": "2026-11-21T09:00:00-03:00",
+            "limit": {"pix": {"change": [{"start_time": "06:00:00Z", "amount": 1}]}},
+        }
+        registered = http.post("/limits/account", json=body)
+        assert registered.status_code == 201
+        assert registered.json()["event_date"] == "2026-11-21T10:00:00.000-03:00"
+
+
+def test_clock_from_the_environment(serve):
+    server = serve(env=_env(MOCK_SERVER_PORT="0", MOCK_SERVER_CLOCK="2026-01-02T03:04:05-03:00"))
+    with server.client() as http:
+        assert http.get("/__mock/clock").json() == {"now": "2026-01-02T03:04:05.000-03:00", "frozen": True}
+
+
+def _recipient_ids(server: Server) -> list[str]:
+    with server.client(headers={"X-Mock-Session": "ci"}) as http:
+        ids = []
+        for document in ("529.982.247-25", "111.444.777-35"):
+            added = http.post(
+                "/limits/account/0001-123456/recipient_list/recipient", json={"document_number": document}
+            )
+            assert added.status_code == 201
+            ids.append(added.json()["recipient_id"])
+        return ids
+
+
+def test_seed_option(serve):
+    first = _recipient_ids(serve("--port", "0", "--seed", "7"))
+    second = _recipient_ids(serve("--port", "0", "--seed", "7"))
+    from_env = _recipient_ids(serve(env=_env(MOCK_SERVER_PORT="0", MOCK_SERVER_SEED="7")))
+    other = _recipient_ids(serve("--port", "0", "--seed", "8"))
+    assert first == second == from_env
+    assert set(first).isdisjoint(other)
+
+
+def test_logs_stay_off_stdout_at_log_level_info(serve):
+    server = serve("--port", "0", "--log-level", "info")
+    with server.client() as http:
+        assert http.get("/__mock/health").status_code == 200
+    rest, err = stop(server)
+    assert rest == ""
+    assert "GET /__mock/health" in err  # the access log goes to stderr
+
+
+# --- start-up failures ----------------------------------------------------------------------------
+
+
+def test_a_broken_scenario_directory_stops_start_up_with_exit_2(broken):
+    result = run("--port", "0", "--fixtures", str(broken))
+    assert result.returncode == 2
+    assert "ready" not in result.stdout
+    problems = problems_of(result.stderr)
+    by_path = {p["path"]: p for p in problems}
+    status = by_path["events[0].status"]
+    assert status["file"] == str(broken / "default.yaml")
+    assert (status["line"], status["column"]) == ("8", "13")
+    assert "payed" in status["message"]
+    assert "pending_conciliation" in status["message"]
+    # the other file's problems are there too: every problem, not just the first
+    assert {"accounts[0].limit.pix.withdraw[0].start_time", "accounts[0].limit.pix.teleport"} <= set(by_path)
+    assert by_path["accounts[0].limit.pix.teleport"]["file"] == str(broken / "other.yaml")
+
+
+def test_an_unknown_scenario_stops_start_up_with_exit_2():
+    result = run("--port", "0", "--scenario", "nope")
+    assert result.returncode == 2
+    assert "ready" not in result.stdout
+    assert "nope" in result.stderr
+
+
+def test_a_fixtures_path_that_is_not_a_directory_exits_2(tmp_path):
+    result = run("--port", "0", "--fixtures", str(tmp_path / "missing"))
+    assert result.returncode == 2
+    assert "missing" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--clock", "2026-11-21T10:00:00"), {}),  # no offset
+        (("--clock", "tomorrow"), {}),
+        (("--port", "eighty"), {}),
+        (("--log-level", "loud"), {}),
+        ((), {"MOCK_SERVER_PORT": "eighty"}),
+        ((), {"MOCK_SERVER_SEED": "x"}),
+        ((), {"MOCK_SERVER_CLOCK": "2026-11-21T10:00:00"}),
+        ((), {"MOCK_SERVER_LOG_LEVEL": "loud"}),
+    ],
+)
+def test_a_bad_option_exits_2_with_a_usage_message(args, env):
+    result = run(*args, env=_env(**env))
+    assert result.returncode == 2
+    assert "usage: mock-server" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_python_tag_is_reported_and_never_executed(tmp_path):
+    directory = tmp_path / "evil"
+    directory.mkdir()
+    marker = tmp_path / "pwned"
+    (directory / "default.yaml").write_text(
+        f"description: evil\nevents: !!python/object/apply:os.system ['touch {marker}']\n", encoding="utf-8"
+    )
+    served = run("--port", "0", "--fixtures", str(directory))
+    checked = run("check", "--fixtures", str(directory))
+    assert served.returncode == 2
+    assert checked.returncode == 2
+    for output in (served.stderr, checked.stdout):
+        (problem,) = problems_of(output)
+        assert problem["file"] == str(directory / "default.yaml")
+        assert problem["line"] == "2"
+        assert "python/object/apply" in problem["message"]
+    assert not marker.exists()
+
+
+# --- check ----------------------------------------------------------------------------------------
+
+
+def test_check_the_shipped_fixtures():
+    result = run("check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 scenarios valid" in result.stdout
+    for name in ("default", "payments", "recipients", "empty"):
+        assert name in result.stdout
+
+
+def test_check_the_repository_fixtures_explicitly():
+    result = run("check", "--fixtures", str(REPOSITORY / "fixtures"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_check_reports_every_problem_and_exits_2(broken):
+    result = run("check", "--fixtures", str(broken))
+    assert result.returncode == 2
+    problems = problems_of(result.stdout)
+    files = {p["file"] for p in problems}
+    assert files == {str(broken / "default.yaml"), str(broken / "other.yaml")}
+    paths = {p["path"] for p in problems}
+    assert {
+        "events[0].status",
+        "accounts[0].limit.pix.withdraw[0].start_time",
+        "accounts[0].limit.pix.teleport",
+    } <= paths
+
+
+def test_check_reports_cross_check_problems(tmp_path):
+    text = BROKEN_EVENT.replace("status: payed", "status: paid").replace(
+        "description: broken on purpose", "description: paid without paid_at"
+    )
+    (tmp_path / "x.yaml").write_text(text, encoding="utf-8")
+    result = run("check", "--fixtures", str(tmp_path))
+    assert result.returncode == 2
+    (problem,) = problems_of(result.stdout)
+    assert problem["path"] == "events[0].paid_at"
+    assert problem["line"] == "11"
+
+
+def test_check_reports_a_yaml_syntax_error(tmp_path):
+    (tmp_path / "x.yaml").write_text("description: [unclosed\nevents: []\n", encoding="utf-8")
+    result = run("check", "--fixtures", str(tmp_path))
+    assert result.returncode == 2
+    (problem,) = problems_of(result.stdout)
+    assert problem["file"] == str(tmp_path / "x.yaml")
+
+
+def test_check_from_the_environment(broken):
+    result = run("check", env=_env(MOCK_SERVER_FIXTURES=str(broken)))
+    assert result.returncode == 2
+    assert problems_of(result.stdout)
+
+
+def test_check_from_another_directory_uses_the_shipped_fixtures(tmp_path):
+    result = subprocess.run(
+        _command("check"), cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=EXIT_TIMEOUT, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 scenarios valid" in result.stdout
+
+
+def test_the_console_script_is_the_same_command(broken):
+    script = Path(sys.executable).with_name("mock-server")
+    if not script.exists():
+        pytest.skip("the mock-server console script is not installed next to this interpreter")
+    good = subprocess.run(
+        [str(script), "check"], env=_env(), capture_output=True, text=True, timeout=EXIT_TIMEOUT, check=False
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = subprocess.run(
+        [str(script), "check", "--fixtures", str(broken)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert problems_of(bad.stdout)
