@@ -201,4 +201,3 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
         "publicSpecYaml": public_spec_yaml,
         "publicSpecJson": public_spec_json,
     }
-

@@ -24,11 +24,15 @@ UNGUARDED = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
 ALWAYS_ON = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
 
 
-def _routes(spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: set[str] | None) -> list[Route]:
+def _routes(
+    spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: set[str] | None
+) -> list[Route]:
     table = []
     for path, operations in spec.paths().items():
         runners = {
-            op.method: OperationRunner(pipeline, op, handlers[op.operation_id], public, op.operation_id not in UNGUARDED)
+            op.method: OperationRunner(
+                pipeline, op, handlers[op.operation_id], public, op.operation_id not in UNGUARDED
+            )
             for op in operations
             if keep is None or op.operation_id in keep
         }
@@ -42,7 +46,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
-        error: MethodNotAllowed | NotFound = MethodNotAllowed(f"Method {request.method} is not allowed here.", headers=headers)
+        error: MethodNotAllowed | NotFound = MethodNotAllowed(
+            f"Method {request.method} is not allowed here.", headers=headers
+        )
     else:
         error = NotFound(f"No such path: {request.url.path}.", headers=headers)
     return json_response(error.status, error.body(), error.headers)

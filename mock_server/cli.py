@@ -52,25 +52,63 @@ def _parser() -> argparse.ArgumentParser:
         description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
         epilog="Every option can also be set as MOCK_SERVER_<NAME>, e.g. MOCK_SERVER_PORT=0.",
     )
-    parser.add_argument("command", nargs="?", choices=("serve", "check"), default="serve",
-                        help="serve (default) or check the scenario files and exit")
-    parser.add_argument("--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=("serve", "check"),
+        default="serve",
+        help="serve (default) or check the scenario files and exit",
+    )
+    parser.add_argument(
+        "--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)"
+    )
     # String defaults from MOCK_SERVER_* go through `type` like a flag would: a bad value is a usage error (exit 2).
-    parser.add_argument("--port", type=int, default=_env("port", str(defaults.port)),
-                        help="port (default %(default)s; 0 picks a free one)")
-    parser.add_argument("--fixtures", type=Path, default=Path(_env("fixtures", str(defaults.fixtures)) or "."),
-                        help="directory of scenario files (default: the shipped scenarios)")
-    parser.add_argument("--scenario", default=_env("scenario", defaults.scenario), help="scenario sessions start from (default %(default)s)")
-    parser.add_argument("--no-admin", action="store_true", default=_flag("no_admin"), help="answer 404 on /__mock/* except health")
-    parser.add_argument("--admin-token", default=_env("admin_token"), help="require Authorization: Bearer TOKEN on /__mock/* except health")
-    parser.add_argument("--seed", type=int, default=_env("seed") or None,
-                        help="make generated ids deterministic per session")
-    parser.add_argument("--clock", type=_instant, default=_env("clock") or None,
-                        help="start every session with its clock frozen at this ISO 8601 date-time")
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default=(_env("log_level", defaults.log_level) or "").lower(),
-                        help="log level (default %(default)s; info also logs every request)")
-    parser.add_argument("--validate-responses", action="store_true", default=_flag("validate_responses"),
-                        help="check every response against the spec; a violation is logged and answered as a 500")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=_env("port", str(defaults.port)),
+        help="port (default %(default)s; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        default=Path(_env("fixtures", str(defaults.fixtures)) or "."),
+        help="directory of scenario files (default: the shipped scenarios)",
+    )
+    parser.add_argument(
+        "--scenario",
+        default=_env("scenario", defaults.scenario),
+        help="scenario sessions start from (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-admin", action="store_true", default=_flag("no_admin"), help="answer 404 on /__mock/* except health"
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=_env("admin_token"),
+        help="require Authorization: Bearer TOKEN on /__mock/* except health",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=_env("seed") or None, help="make generated ids deterministic per session"
+    )
+    parser.add_argument(
+        "--clock",
+        type=_instant,
+        default=_env("clock") or None,
+        help="start every session with its clock frozen at this ISO 8601 date-time",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default=(_env("log_level", defaults.log_level) or "").lower(),
+        help="log level (default %(default)s; info also logs every request)",
+    )
+    parser.add_argument(
+        "--validate-responses",
+        action="store_true",
+        default=_flag("validate_responses"),
+        help="check every response against the spec; a violation is logged and answered as a 500",
+    )
     return parser
 
 

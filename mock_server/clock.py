@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 # event_date and the default paid_at are written in Brasília time, as the interface's examples are.
 BRASILIA = timezone(timedelta(hours=-3))
@@ -16,7 +16,7 @@ class Clock:
         self.frozen_at = start_frozen_at
 
     def now(self) -> datetime:
-        return self.frozen_at if self.frozen_at is not None else datetime.now(timezone.utc)
+        return self.frozen_at if self.frozen_at is not None else datetime.now(UTC)
 
     @property
     def frozen(self) -> bool:

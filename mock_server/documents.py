@@ -19,9 +19,7 @@ _CPF_PUNCTUATED = r"[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}"
 _CNPJ_BARE = r"[0-9A-Z]{12}[0-9]{2}"
 _CNPJ_PUNCTUATED = r"[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}"
 
-DOCUMENT_PATTERN: str = (
-    f"^(?:{_CPF_BARE}|{_CPF_PUNCTUATED}|{_CNPJ_BARE}|{_CNPJ_PUNCTUATED})$"
-)
+DOCUMENT_PATTERN: str = f"^(?:{_CPF_BARE}|{_CPF_PUNCTUATED}|{_CNPJ_BARE}|{_CNPJ_PUNCTUATED})$"
 
 _DOCUMENT_RE = re.compile(DOCUMENT_PATTERN)
 _PUNCTUATION = str.maketrans("", "", ".-/")
@@ -93,18 +91,14 @@ def _random_body(rng: random.Random, alphabet: str, length: int) -> str:
 
 def generate_cpf(rng: random.Random, punctuated: bool) -> str:
     """A valid CPF drawn from `rng`."""
-    bare = _with_check_digits(
-        _random_body(rng, string.digits, _CPF_LENGTH - _CHECK_DIGITS), _CPF_MAX_WEIGHT
-    )
+    bare = _with_check_digits(_random_body(rng, string.digits, _CPF_LENGTH - _CHECK_DIGITS), _CPF_MAX_WEIGHT)
     return format_document(bare) if punctuated else bare
 
 
 def generate_cnpj(rng: random.Random, punctuated: bool, alphanumeric: bool) -> str:
     """A valid CNPJ drawn from `rng`; `alphanumeric` lets letters into the first 12 positions."""
     alphabet = _CNPJ_ALPHANUMERIC if alphanumeric else string.digits
-    bare = _with_check_digits(
-        _random_body(rng, alphabet, _CNPJ_LENGTH - _CHECK_DIGITS), _CNPJ_MAX_WEIGHT
-    )
+    bare = _with_check_digits(_random_body(rng, alphabet, _CNPJ_LENGTH - _CHECK_DIGITS), _CNPJ_MAX_WEIGHT)
     return format_document(bare) if punctuated else bare
 
 

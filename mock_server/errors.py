@@ -128,9 +128,7 @@ class ResponseValidationFailed(ApiError):
     status, code = 500, "response_validation_failed"
 
 
-def json_response(
-    status: int, body: Any, headers: Mapping[str, str] | None = None
-) -> Response:
+def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:
     """A JSON response; compact separators keep the encoding cheap and the bytes small."""
     content = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
     media_type = None if body is None else "application/json"

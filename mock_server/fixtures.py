@@ -25,7 +25,7 @@ from .store import Scenario
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 # libyaml when present: the same safe semantics, many times faster on big scenarios.
-_FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # type: ignore[assignment]
+_FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +69,10 @@ def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
         marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
-                walk(value, path + (str(key.value),))
+                walk(value, (*path, str(key.value)))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
-                walk(item, path + (index,))
+                walk(item, (*path, index))
 
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
@@ -98,7 +98,10 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
     """What the schema cannot say about one schema-valid event (CONTRACT 3): consistent status and money."""
     problems: list[Detail] = []
     status = data.get("status", PENDING)
-    amounts = {name: to_money(data.get(name, 0)) for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")}
+    amounts = {
+        name: to_money(data.get(name, 0))
+        for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")
+    }
     for name, amount in amounts.items():
         if not has_cents_precision(amount):
             problems.append(Detail(name, f"{amount} has more than two decimal places"))
@@ -109,7 +112,10 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
         problems.append(Detail("total_discount_amount", f"{discount} is more than total_expected_amount {expected}"))
     elif paid > expected - discount:
         problems.append(
-            Detail("total_paid_amount", f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})")
+            Detail(
+                "total_paid_amount",
+                f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})",
+            )
         )
     if status == PAID and not data.get("paid_at"):
         problems.append(Detail("paid_at", "is required (a date) when status is paid"))
@@ -120,7 +126,10 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
         own = installment.get("event_conciliation_status", status)
         if own not in allowed:
             problems.append(
-                Detail(f"event_conciliation_list[{index}].event_conciliation_status", f"{own} contradicts the event's status {status}")
+                Detail(
+                    f"event_conciliation_list[{index}].event_conciliation_status",
+                    f"{own} contradicts the event's status {status}",
+                )
             )
     return problems
 
@@ -141,7 +150,10 @@ def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
     for index, event in enumerate(events):
         problems += [Detail(f"events[{index}].{d.field}", d.message) for d in cross_check_event(event)]
     problems += _duplicates(
-        ((f"events[{i}].extraordinary_event_conciliation_key", uuid_text(e["extraordinary_event_conciliation_key"])) for i, e in enumerate(events)),
+        (
+            (f"events[{i}].extraordinary_event_conciliation_key", uuid_text(e["extraordinary_event_conciliation_key"]))
+            for i, e in enumerate(events)
+        ),
         "event key",
     )
     problems += _duplicates(
@@ -153,13 +165,20 @@ def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
         "event_conciliation_key",
     )
     accounts = data.get("accounts", [])
-    problems += _duplicates(((f"accounts[{i}].account_id", a["account_id"]) for i, a in enumerate(accounts)), "account_id")
+    problems += _duplicates(
+        ((f"accounts[{i}].account_id", a["account_id"]) for i, a in enumerate(accounts)), "account_id"
+    )
     for i, account in enumerate(accounts):
         recipients = account.get("recipient_list", {}).get("recipients", [])
         base = f"accounts[{i}].recipient_list.recipients"
-        problems += _duplicates(((f"{base}[{j}].recipient_id", r["recipient_id"]) for j, r in enumerate(recipients)), "recipient_id")
         problems += _duplicates(
-            ((f"{base}[{j}].document_number", canonical_document(r["document_number"])) for j, r in enumerate(recipients)),
+            ((f"{base}[{j}].recipient_id", r["recipient_id"]) for j, r in enumerate(recipients)), "recipient_id"
+        )
+        problems += _duplicates(
+            (
+                (f"{base}[{j}].document_number", canonical_document(r["document_number"]))
+                for j, r in enumerate(recipients)
+            ),
             "document number",
         )
     return problems
@@ -197,7 +216,7 @@ class ScenarioLoader:
             match = _ITEM.match(detail.field)
             assert match is not None, detail.field  # every cross-check names an event or an account
             name, index = match.group(1), kept[match.group(1)][int(match.group(2))]
-            renumbered.append(Detail(f"{name}[{index}]{detail.field[match.end():]}", detail.message))
+            renumbered.append(Detail(f"{name}[{index}]{detail.field[match.end() :]}", detail.message))
         return schema_problems + renumbered
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
@@ -212,11 +231,13 @@ class ScenarioLoader:
 
     def load_text(self, name: str, text: str, file: str) -> Scenario:
         try:
-            data = _plain(yaml.load(text, Loader=_FastSafeLoader))  # noqa: S506 - a safe loader
+            data = _plain(yaml.load(text, Loader=_FastSafeLoader))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-            reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p) or str(exc)
+            reason = " ".join(
+                str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p
+            ) or str(exc)
             raise ScenarioError([Problem(file, line, column, "", f"not a safe YAML document: {reason}")]) from None
         if data is None:
             data = {}

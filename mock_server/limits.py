@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 
-from .models import LimitWindow, Limits
+from .models import Limits, LimitWindow
 
 AWAITING_NOTIFICATION = "awaiting_notification_period"
 NOT_APPLICABLE = "not_applicable"

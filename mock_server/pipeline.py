@@ -260,4 +260,3 @@ class PathEndpoint:
         else:
             response = await runner(request)
         await response(scope, receive, send)
-

@@ -13,11 +13,10 @@ formats ignored, and offers no public API to add one; so in responses
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import schemathesis
 from hypothesis import strategies as st
-
-from typing import Any
 
 from mock_server.documents import (
     DOCUMENT_PATTERN,
@@ -49,7 +48,7 @@ _LAYOUT = re.compile(DOCUMENT_PATTERN)
 
 
 @schemathesis.hook
-def before_call(context: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]) -> None:
+def before_call(context: schemathesis.HookContext, case: schemathesis.Case[Any], kwargs: dict[str, Any]) -> None:
     """In positive cases, give a layout-only document number valid check digits.
 
     Schemathesis' coverage phase builds a string that has both `pattern` and a custom `format` from the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from .resources import data_path
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
-    fixtures: Path = data_path("fixtures")
+    fixtures: Path = field(default_factory=lambda: data_path("fixtures"))
     scenario: str = "default"
     admin: bool = True
     admin_token: str | None = None

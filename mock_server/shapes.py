@@ -17,8 +17,8 @@ from .models import (
     Account,
     Event,
     Installment,
-    LimitWindow,
     Limits,
+    LimitWindow,
     Outcome,
     Outcomes,
     Proposal,
@@ -37,7 +37,9 @@ def limits_from_json(pix: dict[str, Any]) -> Limits:
 
 
 def limits_to_json(limits: Limits) -> dict[str, Any]:
-    return {mode: [{"start_time": w.start_time, "amount": w.amount} for w in windows] for mode, windows in limits.items()}
+    return {
+        mode: [{"start_time": w.start_time, "amount": w.amount} for w in windows] for mode, windows in limits.items()
+    }
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -226,8 +228,7 @@ def account_to_scenario(account: Account) -> dict[str, Any]:
         recipient_list["recipients"] = [_recipient_to_json(r) for r in account.recipient_list.recipients.values()]
         out["recipient_list"] = recipient_list
     outcomes = {
-        name: _outcome_to_json(getattr(account.outcomes, name), field)
-        for name, field in _OUTCOME_STATUS_FIELD.items()
+        name: _outcome_to_json(getattr(account.outcomes, name), field) for name, field in _OUTCOME_STATUS_FIELD.items()
     }
     outcomes = {name: values for name, values in outcomes.items() if values}
     if outcomes:

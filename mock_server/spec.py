@@ -34,7 +34,7 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "tra
 def format_checker() -> FormatChecker:
     """The standard formats (date-time needs rfc3339-validator, installed) plus the spec's `br-document`."""
     checker = FormatChecker()
-    checker.checks("br-document")(is_valid_document)
+    checker.checks("br-document")(is_valid_document)  # type: ignore[type-var]
     return checker
 
 
@@ -56,14 +56,14 @@ def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -
     for error in errors:
         path = prefix + tuple(error.absolute_path)
         if error.validator == "required" and isinstance(error.instance, dict):
-            for name in error.validator_value:
+            for name in error.validator_value:  # type: ignore[union-attr]
                 if name not in error.instance:
-                    details.append(Detail(field_path(path + (name,)), "is required"))
+                    details.append(Detail(field_path((*path, name)), "is required"))
         elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            known = error.schema.get("properties", {})
+            known = error.schema.get("properties", {})  # type: ignore[union-attr]
             for name in error.instance:
                 if name not in known:
-                    details.append(Detail(field_path(path + (name,)), "is not a known field"))
+                    details.append(Detail(field_path((*path, name)), "is not a known field"))
         elif error.validator == "format" and error.validator_value == "br-document":
             message = f"{error.instance!r} is not a valid CPF or CNPJ (wrong check digits, or one repeated digit)"
             details.append(Detail(field_path(path), message))

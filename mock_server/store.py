@@ -10,6 +10,7 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal
 
 from . import events as event_rules
 from . import limits as limit_rules
@@ -74,7 +75,7 @@ class Store:
         self._events[event.key] = event
         return event
 
-    def pay_event(self, event: Event, amount: event_rules.Decimal | None, paid_at: date) -> Event:
+    def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
         self._events[event.key] = paid = event_rules.pay(event, amount, paid_at)
         return paid
 
@@ -189,8 +190,7 @@ def _proposal(
         target=target,
         pix=pix,
         analysis_status=outcome.analysis_status or limit_rules.AUTOMATICALLY_APPROVED,
-        client_notification_status=outcome.client_notification_status
-        or limit_rules.notification_status(current, pix),
+        client_notification_status=outcome.client_notification_status or limit_rules.notification_status(current, pix),
         status=outcome.status or default_status,
         event_date=timestamp(now),
     )

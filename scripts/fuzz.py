@@ -47,15 +47,24 @@ def main() -> int:
     try:
         for spec in ("openapi.yaml", "admin/openapi.yaml"):
             command = [
-                str(BIN / "st"), "run", spec,
-                "--url", url,
-                "--checks", "all",
+                str(BIN / "st"),
+                "run",
+                spec,
+                "--url",
+                url,
+                "--checks",
+                "all",
                 "--continue-on-failure",
-                "--max-redirects", "0",
-                "--max-examples", str(args.max_examples),
-                "--workers", args.workers,
-                "--phases", "examples,coverage,fuzzing,stateful",
-                "--suppress-health-check", "all",
+                "--max-redirects",
+                "0",
+                "--max-examples",
+                str(args.max_examples),
+                "--workers",
+                args.workers,
+                "--phases",
+                "examples,coverage,fuzzing,stateful",
+                "--suppress-health-check",
+                "all",
             ]
             print("$", " ".join(command), flush=True)
             started = time.monotonic()

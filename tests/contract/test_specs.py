@@ -21,7 +21,10 @@ CONTRACT_OPERATIONS = {
     "createRecipientList": ("POST", "/limits/account/{account_id}/recipient_list"),
     "addRecipient": ("POST", "/limits/account/{account_id}/recipient_list/recipient"),
     "removeRecipient": ("DELETE", "/limits/account/{account_id}/recipient_list/recipient/{recipient_id}"),
-    "createRecipientListLimitUpdateRequest": ("POST", "/limits/account/{account_id}/recipient_list/limit_update_request"),
+    "createRecipientListLimitUpdateRequest": (
+        "POST",
+        "/limits/account/{account_id}/recipient_list/limit_update_request",
+    ),
 }
 
 

@@ -127,7 +127,7 @@ WRONG_LAYOUTS = [
     "112223330001810",
     # digits outside ASCII: Python's `\d` accepts these, ECMA-262 does not
     "٥٢٩٩٨٢٢٤٧٢٥",
-    "５２９９８２２４７２５",
+    "５２９９８２２４７２５",  # noqa: RUF001 - fullwidth digits on purpose
 ]
 
 
@@ -142,9 +142,7 @@ def test_non_strings_are_invalid(value: Any) -> None:
     assert not is_valid_document(value)
 
 
-ECMA_PATTERN = jsonschema_rs.Draft202012Validator(
-    {"type": "string", "pattern": DOCUMENT_PATTERN}
-)
+ECMA_PATTERN = jsonschema_rs.Draft202012Validator({"type": "string", "pattern": DOCUMENT_PATTERN})
 
 
 @pytest.mark.parametrize("value", VALID + WRONG_LAYOUTS)
@@ -171,9 +169,7 @@ def _check_generated(value: str, punctuated: bool, bare_length: int) -> str:
 @pytest.mark.parametrize("punctuated", [False, True])
 def test_generate_cpf(punctuated: bool) -> None:
     for seed in range(500):
-        bare = _check_generated(
-            generate_cpf(random.Random(seed), punctuated), punctuated, 11
-        )
+        bare = _check_generated(generate_cpf(random.Random(seed), punctuated), punctuated, 11)
         assert bare.isdigit()
 
 
@@ -197,9 +193,7 @@ def test_generate_alphanumeric_cnpj(punctuated: bool) -> None:
 
 def test_generators_are_deterministic_per_seed() -> None:
     assert generate_cpf(random.Random(7), True) == generate_cpf(random.Random(7), True)
-    assert generate_cnpj(random.Random(7), False, True) == generate_cnpj(
-        random.Random(7), False, True
-    )
+    assert generate_cnpj(random.Random(7), False, True) == generate_cnpj(random.Random(7), False, True)
 
 
 class FirstChoice(random.Random):
