@@ -3,8 +3,22 @@
 from __future__ import annotations
 
 from .errors import EventNotFoundPublic
+from .models import Proposal
 from .pipeline import Call, Handler, Reply
 from .shapes import event_to_public, limits_from_json
+
+
+def _proposal_reply(proposal: Proposal, status_field: str) -> Reply:
+    return Reply(
+        201,
+        {
+            "limit_update_request_id": proposal.limit_update_request_id,
+            "analysis_status": proposal.analysis_status,
+            "client_notification_status": proposal.client_notification_status,
+            status_field: proposal.status,
+            "event_date": proposal.event_date,
+        },
+    )
 
 
 def get_extraordinary_event(call: Call) -> Reply:
@@ -28,16 +42,7 @@ def create_limit_update_request(call: Call) -> Reply:
     proposal = session.store.request_limit_update(
         call.path["account_id"], limits_from_json(call.body["pix"]), call.now, session.ids.new_uuid
     )
-    return Reply(
-        201,
-        {
-            "limit_update_request_id": proposal.limit_update_request_id,
-            "analysis_status": proposal.analysis_status,
-            "client_notification_status": proposal.client_notification_status,
-            "limit_update_request_status": proposal.status,
-            "event_date": proposal.event_date,
-        },
-    )
+    return _proposal_reply(proposal, "limit_update_request_status")
 
 
 def create_recipient_list(call: Call) -> Reply:
@@ -74,16 +79,8 @@ def create_recipient_list_limit_update_request(call: Call) -> Reply:
     proposal = session.store.request_recipient_list_limit_update(
         call.path["account_id"], limits_from_json(call.body["pix"]), call.now, session.ids.new_uuid
     )
-    return Reply(
-        201,
-        {
-            "limit_update_request_id": proposal.limit_update_request_id,
-            "analysis_status": proposal.analysis_status,
-            "client_notification_status": proposal.client_notification_status,
-            "recipient_status": proposal.status,
-            "event_date": proposal.event_date,
-        },
-    )
+    # The interface's example names the status recipient_status here (2.5), not limit_update_request_status.
+    return _proposal_reply(proposal, "recipient_status")
 
 
 HANDLERS: dict[str, Handler] = {
