@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import yaml
@@ -23,6 +23,9 @@ from referencing.jsonschema import DRAFT202012
 from .documents import is_valid_document
 from .errors import Detail
 from .resources import data_path
+
+if TYPE_CHECKING:
+    from referencing._core import Resolver
 
 # Base URIs under which the two documents are registered: the admin document refers to the public one
 # as `../openapi.yaml`, which resolves the same way on disk and over HTTP (/__mock/openapi.yaml -> /openapi.yaml).
@@ -121,13 +124,8 @@ class Spec:
 
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
-        return SchemaCheck(
-            Draft202012Validator(
-                {"$ref": urljoin(self.uri, ref)},
-                registry=self.registry,
-                format_checker=format_checker(),
-            )
-        )
+        schema = _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri))
+        return SchemaCheck(Draft202012Validator(schema, format_checker=format_checker()))
 
     @cached_property
     def json_text(self) -> str:
@@ -138,6 +136,27 @@ class Spec:
         for operation in self.operations.values():
             by_path.setdefault(operation.path, []).append(operation)
         return by_path
+
+
+def _inlined(schema: Any, resolver: Resolver[Any], depth: int = 0) -> Any:
+    """`schema` with every `$ref` replaced by what it points at, resolved once at start-up.
+
+    Validation then never resolves a reference per request (that was most of its cost), and the rules
+    are still exactly the spec's. Our schemas are not recursive; the depth guard says so loudly if one becomes so.
+    """
+    if depth > 64:
+        raise ValueError("the spec's schemas nest too deeply (a recursive $ref?)")
+    if isinstance(schema, list):
+        return [_inlined(item, resolver, depth + 1) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        resolved = resolver.lookup(schema["$ref"])
+        target = _inlined(resolved.contents, resolved.resolver, depth + 1)
+        siblings = {k: _inlined(v, resolver, depth + 1) for k, v in schema.items() if k != "$ref"}
+        # In 2020-12 a $ref applies beside its siblings, exactly as an allOf member does.
+        return {"allOf": [target], **siblings} if siblings else target
+    return {key: _inlined(value, resolver, depth + 1) for key, value in schema.items()}
 
 
 def _pointer(*parts: str) -> str:
