@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+import jsonschema_rs
 import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
@@ -83,12 +84,19 @@ def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -
 
 @dataclass(frozen=True, slots=True)
 class SchemaCheck:
-    """A compiled validator for one schema of the spec."""
+    """One schema of the spec, compiled by two engines from the same (inlined) schema.
+
+    jsonschema-rs, the engine schemathesis itself judges requests with, answers "valid?" in about a
+    microsecond; jsonschema says what is wrong and where (`details[].field`). A value either accepts is
+    accepted, so the server never refuses what the spec allows (profiling showed the pure-Python walk
+    as most of a validated POST's cost: 58 of 140 us).
+    """
 
     validator: Draft202012Validator
+    fast: jsonschema_rs.Validator
 
     def problems(self, instance: Any, prefix: tuple[str | int, ...] = ()) -> list[Detail]:
-        if self.validator.is_valid(instance):  # the fast path: no error objects built
+        if self.fast.is_valid(instance):
             return []
         return _details(self.validator.iter_errors(instance), prefix)
 
@@ -125,7 +133,12 @@ class Spec:
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
         schema = _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri))
-        return SchemaCheck(Draft202012Validator(schema, format_checker=format_checker()))
+        return SchemaCheck(
+            Draft202012Validator(schema, format_checker=format_checker()),
+            jsonschema_rs.Draft202012Validator(
+                schema, validate_formats=True, formats={"br-document": is_valid_document}
+            ),
+        )
 
     @cached_property
     def json_text(self) -> str:
