@@ -5,6 +5,7 @@ Input here is already schema-valid: these functions shape, they do not judge.
 
 from __future__ import annotations
 
+import sys
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -82,13 +83,14 @@ def uuid_text(value: str) -> str:
 
 
 def event_from_scenario(data: dict[str, Any], key: str) -> Event:
-    status = data.get("status", PENDING)
+    # Interned: a big scenario repeats these few words per event and instalment, once in memory is enough.
+    status = sys.intern(data.get("status", PENDING))
     paid_at = data.get("paid_at")
     return Event(
         key=uuid_text(key),
         security_key=uuid_text(data["security_key"]),
         investment_key=uuid_text(data["investment_key"]),
-        amortization_type=data["amortization_type"],
+        amortization_type=sys.intern(data["amortization_type"]),
         total_expected_amount=to_money(data["total_expected_amount"]),
         total_discount_amount=to_money(data.get("total_discount_amount", 0)),
         total_paid_amount=to_money(data.get("total_paid_amount", 0)),
@@ -100,7 +102,7 @@ def event_from_scenario(data: dict[str, Any], key: str) -> Event:
             Installment(
                 event_conciliation_key=uuid_text(i["event_conciliation_key"]),
                 installment_key=uuid_text(i["installment_key"]),
-                event_conciliation_status=i.get("event_conciliation_status", status),
+                event_conciliation_status=sys.intern(i.get("event_conciliation_status", status)),
             )
             for i in data["event_conciliation_list"]
         ],
