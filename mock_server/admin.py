@@ -124,7 +124,7 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
         document = body.get("document_number")
         if document is not None and mode == RECIPIENT_LIST_MODE and account.recipient_list is not None:
             key = canonical_document(document)
-            if any(r.document_key == key for r in account.recipient_list.recipients.values()):
+            if account.recipient_list.holds_document(key):
                 list_limits = account.recipient_list.limits
         verdict = evaluate(account.limits, list_limits, mode, body["amount"], at)
         if verdict is None:

@@ -95,6 +95,21 @@ class RecipientList:
     limits: Limits
     event_date: str | None
     recipients: dict[str, Recipient] = field(default_factory=dict)
+    # document_key -> recipient_id: finds a number in either layout without a scan of the whole list
+    _by_document: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_document = {r.document_key: r.recipient_id for r in self.recipients.values()}
+
+    def holds_document(self, document_key: str) -> bool:
+        return document_key in self._by_document
+
+    def add(self, recipient: Recipient) -> None:
+        self.recipients[recipient.recipient_id] = recipient
+        self._by_document[recipient.document_key] = recipient.recipient_id
+
+    def remove(self, recipient_id: str) -> None:
+        del self._by_document[self.recipients.pop(recipient_id).document_key]
 
 
 @dataclass(slots=True)

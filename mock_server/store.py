@@ -137,9 +137,8 @@ class Store:
     def add_recipient(
         self, account_id: str, document_number: str, now: datetime, new_id: Callable[[], str]
     ) -> Recipient:
-        recipients = self._recipient_list(self.account(account_id)).recipients
         key = canonical_document(document_number)
-        if any(r.document_key == key for r in recipients.values()):
+        if self._recipient_list(self.account(account_id)).holds_document(key):
             raise RecipientAlreadyInList(
                 f"Document {document_number} is already in the recipient list of account {account_id}."
             )
@@ -153,13 +152,13 @@ class Store:
             client_notification_status=outcome.client_notification_status or limit_rules.NOT_APPLICABLE,
             event_date=timestamp(now),
         )
-        self._recipient_list(self._writable_account(account_id)).recipients[recipient.recipient_id] = recipient
+        self._recipient_list(self._writable_account(account_id)).add(recipient)
         return recipient
 
     def remove_recipient(self, account_id: str, recipient_id: str) -> None:
         if recipient_id not in self._recipient_list(self.account(account_id)).recipients:
             raise RecipientNotFound(f"Recipient {recipient_id} is not in the recipient list of account {account_id}.")
-        del self._recipient_list(self._writable_account(account_id)).recipients[recipient_id]
+        self._recipient_list(self._writable_account(account_id)).remove(recipient_id)
 
     def request_recipient_list_limit_update(
         self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]
