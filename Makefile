@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint fuzz clean
+.PHONY: install run test lint fuzz bench bench-anchors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,8 @@ $(REDOCLY):
 
 ## make lint: ruff, mypy, and Redocly's OpenAPI linter on both specs
 lint: $(STAMP) $(REDOCLY)
-	$(BIN)/ruff check mock_server tests scripts
+	$(BIN)/ruff check mock_server tests scripts bench
+	$(BIN)/ruff format --check mock_server tests scripts bench
 	$(BIN)/mypy
 	$(REDOCLY) lint openapi.yaml admin/openapi.yaml --format=stylish
 
@@ -41,3 +42,11 @@ fuzz: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
+
+## make bench: end-to-end benchmark over loopback with wrk (installed if missing) -> BENCHMARKS.md. Not part of CI.
+bench: $(STAMP)
+	$(BIN)/python bench/run.py --command "make bench"
+
+## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
+bench-anchors: $(STAMP)
+	$(BIN)/python bench/run.py --anchors --command "make bench-anchors"
