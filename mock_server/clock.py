@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from functools import lru_cache
 
 # event_date and the default paid_at are written in Brasília time, as the interface's examples are.
 BRASILIA = timezone(timedelta(hours=-3))
@@ -30,6 +31,7 @@ class Clock:
         self.frozen_at = self._start
 
 
+@lru_cache(maxsize=4)  # a request writes the same instant up to three times (journal, event_date, ...)
 def timestamp(at: datetime) -> str:
     """RFC 3339 at -03:00 with milliseconds, the layout of every event_date."""
     return at.astimezone(BRASILIA).isoformat(timespec="milliseconds")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import uuid
 
@@ -14,9 +15,10 @@ class IdSource:
 
     def reset(self) -> None:
         """Restart the sequence: after a reset a seeded session hands out the same ids again."""
-        self._random = random.Random(f"{self._seed}:{self._session}") if self._seed is not None else None
+        # Unseeded, the generator is seeded once from the OS: uuid4() would make a system call per id,
+        # and a mock's ids need to be unique, not unguessable.
+        seed = f"{self._seed}:{self._session}" if self._seed is not None else os.urandom(32)
+        self._random = random.Random(seed)
 
     def new_uuid(self) -> str:
-        if self._random is None:
-            return str(uuid.uuid4())
         return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
