@@ -1,16 +1,46 @@
-"""The request journal of one session: what the public API received and answered, the last 1000."""
+"""The request journal of one session: what the public API received and answered, the last 1000.
+
+Bodies are kept as the bytes that crossed the wire and decoded only when the journal is read: a parsed
+body costs about five times the memory, and 256 sessions of 1000 entries each add up.
+"""
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, NamedTuple
+
+from .body import parse_json
+from .errors import ApiError
 
 JOURNAL_SIZE = 1000
 
 
+class _Entry(NamedTuple):
+    received_at: str
+    method: str
+    path: str
+    operation_id: str
+    status: int
+    request_raw: bytes
+    request_is_json: bool
+    response_raw: bytes
+
+
+def _decoded(raw: bytes, is_json: bool) -> Any:
+    """JSON when it was sent as JSON and parses (strictly, as the API reads it), else text; None when empty."""
+    if not raw:
+        return None
+    if is_json:
+        try:
+            return parse_json(raw, "application/json")
+        except ApiError:
+            pass
+    return raw.decode("utf-8", "replace")
+
+
 class Journal:
     def __init__(self) -> None:
-        self._entries: deque[dict[str, Any]] = deque(maxlen=JOURNAL_SIZE)
+        self._entries: deque[_Entry] = deque(maxlen=JOURNAL_SIZE)
 
     def record(
         self,
@@ -19,24 +49,28 @@ class Journal:
         path: str,
         operation_id: str,
         status: int,
-        request_body: Any,
-        response_body: Any,
+        request_raw: bytes,
+        request_is_json: bool,
+        response_raw: bytes,
     ) -> None:
         self._entries.append(
-            {
-                "received_at": received_at,
-                "method": method,
-                "path": path,
-                "operation_id": operation_id,
-                "status": status,
-                "request_body": request_body,
-                "response_body": response_body,
-            }
+            _Entry(received_at, method, path, operation_id, status, request_raw, request_is_json, response_raw)
         )
 
     def entries(self) -> list[dict[str, Any]]:
-        """Oldest first."""
-        return list(self._entries)
+        """Oldest first, in the shape of the admin spec's JournalEntry."""
+        return [
+            {
+                "received_at": e.received_at,
+                "method": e.method,
+                "path": e.path,
+                "operation_id": e.operation_id,
+                "status": e.status,
+                "request_body": _decoded(e.request_raw, e.request_is_json),
+                "response_body": _decoded(e.response_raw, True),
+            }
+            for e in self._entries
+        ]
 
     def clear(self) -> None:
         self._entries.clear()

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from .body import MISSING, parse_json, read_bytes
+from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .clock import timestamp
 from .errors import (
     ApiError,
@@ -71,18 +71,12 @@ class Pipeline:
     admin_token: str | None = None
 
 
-async def _body_for_journal(request: Request) -> Any:
-    """What a faulted call sent, for the journal only: JSON when it parses, else text; never an error."""
+async def _body_for_journal(request: Request) -> bytes:
+    """What a faulted call sent, for the journal only; never an error."""
     try:
-        raw = await read_bytes(request)
+        return await read_bytes(request)
     except ApiError:
-        return None
-    if not raw:
-        return None
-    try:
-        return parse_json(raw, request.headers.get("content-type"))
-    except ApiError:
-        return raw.decode("utf-8", "replace")
+        return b""
 
 
 class OperationRunner:
@@ -154,7 +148,7 @@ class OperationRunner:
 
     async def __call__(self, request: Request) -> Response:
         session: Session | None = None
-        request_body: Any = None
+        raw = b""
         received_at = ""
         try:
             if not self.public:
@@ -173,17 +167,12 @@ class OperationRunner:
                             body = None  # HTTP forbids content with these statuses
                         # Deliberately off-spec: never replaced by --validate-responses' 500.
                         reply = Reply(fault.status, body)
-                        sent = await _body_for_journal(request) if self._takes_body else None
+                        sent = await _body_for_journal(request) if self._takes_body else b""
                         return self._finish(session, request, received_at, sent, reply, check=False)
             # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no
             # defined semantics there): judging it would answer a 413/415 the operation does not document.
             raw = await read_bytes(request) if self._takes_body else b""
-            if raw:
-                request_body = raw.decode("utf-8", "replace")  # journaled as text unless it parses
-                body = parse_json(raw, request.headers.get("content-type"))
-                request_body = body
-            else:
-                body = MISSING
+            body = parse_json(raw, request.headers.get("content-type")) if raw else MISSING
             path, query, body = self._validate(request, body)
             reply = self.handler(Call(session, path, query, body, now))
         except ApiError as error:
@@ -191,19 +180,23 @@ class OperationRunner:
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
-        return self._finish(session, request, received_at, request_body, reply)
+        return self._finish(session, request, received_at, raw, reply)
 
     def _finish(
         self,
         session: Session | None,
         request: Request,
         received_at: str,
-        request_body: Any,
+        request_raw: bytes,
         reply: Reply,
         check: bool = True,
     ) -> Response:
         if check and self.pipeline.validate_responses:
             reply = self._checked(reply)
+        if reply.text is not None:
+            response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        else:
+            response = json_response(reply.status, reply.body, reply.headers)
         if self.public and session is not None:
             session.journal.record(
                 received_at,
@@ -211,12 +204,11 @@ class OperationRunner:
                 request.scope["path"],  # not request.url: building a URL costs more than the rest
                 self.operation.operation_id,
                 reply.status,
-                request_body,
-                reply.body,
+                request_raw,
+                is_json_media_type(request.headers.get("content-type", "")),
+                bytes(response.body),  # the same object: Response keeps bytes
             )
-        if reply.text is not None:
-            return Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
-        return json_response(reply.status, reply.body, reply.headers)
+        return response
 
     def _checked(self, reply: Reply) -> Reply:
         """The reply, or a documented 500 naming how it contradicts the spec (`--validate-responses`)."""
