@@ -68,6 +68,9 @@ def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -
             for name in error.instance:
                 if name not in known:
                     details.append(Detail(field_path((*path, name)), "is not a known field"))
+        elif error.validator == "enum":  # CONTRACT 1's layout: 'payed' is not one of pending_conciliation, paid, ...
+            allowed = ", ".join(str(v) for v in error.validator_value)  # type: ignore[union-attr]
+            details.append(Detail(field_path(path), f"{error.instance!r} is not one of {allowed}"))
         elif error.validator == "format" and error.validator_value == "br-document":
             message = f"{error.instance!r} is not a valid CPF or CNPJ (wrong check digits, or one repeated digit)"
             details.append(Detail(field_path(path), message))
