@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import assert_error
+
 ACCOUNT = "0001-123456"  # every mode, 06:00/20:00 -03:00 windows; a recipient list of two
 SMALL = "0002-654321"  # withdraw and transaction_natural_person only; no recipient list
 IN_LIST_CPF = "123.456.789-09"
@@ -15,15 +17,6 @@ NOT_IN_LIST = "529.982.247-25"
 
 def evaluate(client, account_id: str = ACCOUNT, **body: Any):
     return client.post(f"/__mock/accounts/{account_id}/limits/evaluate", json=body)
-
-
-def assert_error(response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["code"] == code
-    if fields is not None:
-        assert sorted(d["field"] for d in body.get("details", [])) == sorted(fields)
-    return body
 
 
 # --- GET /__mock/accounts/{id} --------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import assert_error
+
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # 1500.00, two instalments
 PARTIAL_KEY = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"  # 2000.00, 750.25 paid
 PAID_KEY = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"
@@ -39,15 +41,6 @@ def new_event(**fields: Any) -> dict[str, Any]:
         ],
     }
     body.update(fields)
-    return body
-
-
-def assert_error(response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["code"] == code
-    if fields is not None:
-        assert [d["field"] for d in body.get("details", [])] == fields
     return body
 
 

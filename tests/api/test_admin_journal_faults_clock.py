@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import assert_error
+
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 ACCOUNT = "0001-123456"
@@ -32,15 +34,6 @@ def add_fault(client, **body: Any) -> dict[str, Any]:
     response = client.post("/__mock/faults", json=body)
     assert response.status_code == 201, response.text
     return response.json()
-
-
-def assert_error(response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["code"] == code
-    if fields is not None:
-        assert sorted(d["field"] for d in body.get("details", [])) == sorted(fields)
-    return body
 
 
 # --- journal --------------------------------------------------------------------------------------

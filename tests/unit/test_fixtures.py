@@ -157,8 +157,7 @@ def test_bad_status_names_the_value_and_its_place(loader: ScenarioLoader) -> Non
 
     line, column = position(text, "payed")
     assert str(problem) == (
-        f"fixtures/s.yaml:{line}:{column}: events[0].status: 'payed' is not one of "
-        "pending_conciliation, paid, canceled"
+        f"fixtures/s.yaml:{line}:{column}: events[0].status: 'payed' is not one of pending_conciliation, paid, canceled"
     )
     assert (line, column) == (10, 13)
 
