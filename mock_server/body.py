@@ -63,9 +63,8 @@ def is_json_media_type(content_type: str) -> bool:
     return True
 
 
-async def read_bytes(request: Request) -> bytes:
-    """The raw body, refusing more than MAX_BODY_BYTES without reading it all."""
-    declared = request.headers.get("content-length")
+async def read_bytes(request: Request, declared: str | None) -> bytes:
+    """The raw body, refusing more than MAX_BODY_BYTES without reading it all (`declared`: its Content-Length)."""
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
     chunks = []
@@ -97,11 +96,3 @@ def parse_json(raw: bytes, content_type: str | None) -> Any:
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
         raise MalformedJson("The body is not acceptable JSON: it holds a lone UTF-16 surrogate escape.")
     return value
-
-
-async def read_json(request: Request) -> Any:
-    """The body's JSON value, or MISSING when the request has no body at all."""
-    raw = await read_bytes(request)
-    if not raw:
-        return MISSING
-    return parse_json(raw, request.headers.get("content-type"))

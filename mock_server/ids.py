@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import random
-import uuid
+
+# The version-4 UUID layout (RFC 9562): version nibble 4, variant bits 10.
+_VERSION_MASK = ~((0xF000 << 64) | (0xC000 << 48))
+_VERSION_BITS = (0x4000 << 64) | (0x8000 << 48)
 
 
 class IdSource:
@@ -21,4 +24,7 @@ class IdSource:
         self._random = random.Random(seed)
 
     def new_uuid(self) -> str:
-        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+        """A version-4 UUID from the session's generator: the bits `uuid.UUID(int=..., version=4)` would set,
+        written out directly (the UUID object cost more than half of an id's 5 us)."""
+        digits = "%032x" % ((self._random.getrandbits(128) & _VERSION_MASK) | _VERSION_BITS)
+        return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"

@@ -7,16 +7,18 @@ body costs about five times the memory, and 256 sessions of 1000 entries each ad
 from __future__ import annotations
 
 from collections import deque
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from .body import parse_json
+from .clock import timestamp
 from .errors import ApiError
 
 JOURNAL_SIZE = 1000
 
 
 class _Entry(NamedTuple):
-    received_at: str
+    received_at: datetime  # written out when read: most entries are never read
     method: str
     path: str
     operation_id: str
@@ -44,7 +46,7 @@ class Journal:
 
     def record(
         self,
-        received_at: str,
+        received_at: datetime,
         method: str,
         path: str,
         operation_id: str,
@@ -61,7 +63,7 @@ class Journal:
         """Oldest first, in the shape of the admin spec's JournalEntry."""
         return [
             {
-                "received_at": e.received_at,
+                "received_at": timestamp(e.received_at),
                 "method": e.method,
                 "path": e.path,
                 "operation_id": e.operation_id,

@@ -20,7 +20,6 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
-from .clock import timestamp
 from .errors import (
     ApiError,
     Detail,
@@ -28,6 +27,7 @@ from .errors import (
     MethodNotAllowed,
     ResponseValidationFailed,
     Unauthorized,
+    encode_json,
     json_response,
 )
 from .sessions import DEFAULT_SESSION, Session, Sessions
@@ -71,10 +71,16 @@ class Pipeline:
     admin_token: str | None = None
 
 
-async def _body_for_journal(request: Request) -> bytes:
+def _header_values(scope: Scope) -> dict[str, str]:
+    """The request's headers by (ASGI: lower-case) name, read in one pass; the first of a repeated header
+    wins, as with Starlette's `Headers.get`, whose every call walks the whole list again."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+
+
+async def _body_for_journal(request: Request, declared: str | None) -> bytes:
     """What a faulted call sent, for the journal only; never an error."""
     try:
-        return await read_bytes(request)
+        return await read_bytes(request, declared)
     except ApiError:
         return b""
 
@@ -93,8 +99,8 @@ class OperationRunner:
         self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
         self._takes_body = operation.body is not None or operation.body_required
 
-    def _session(self, request: Request) -> Session:
-        name = request.headers.get("x-mock-session")
+    def _session(self, headers: dict[str, str]) -> Session:
+        name = headers.get("x-mock-session")
         if name is None:
             return self.pipeline.sessions.get(DEFAULT_SESSION)
         problems = self.pipeline.session_check.problems(name)
@@ -105,18 +111,20 @@ class OperationRunner:
             )
         return self.pipeline.sessions.get(name)
 
-    def _authorize(self, request: Request) -> None:
+    def _authorize(self, headers: dict[str, str]) -> None:
         token = self.pipeline.admin_token
         if token is None or not self.guarded:
             return
-        given = request.headers.get("authorization", "")
+        given = headers.get("authorization", "")
         scheme, _, credential = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), token.encode()):
             raise Unauthorized(
                 "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
             )
 
-    def _validate(self, request: Request, body: Any) -> tuple[dict[str, str], dict[str, str], Any]:
+    def _validate(
+        self, request: Request, headers: dict[str, str], body: Any
+    ) -> tuple[dict[str, str], dict[str, str], Any]:
         """Path, query and body checked against the operation's own schemas: every problem at once."""
         problems: list[Detail] = []
         path = {p.name: request.path_params.get(p.name, "") for p in self._path}
@@ -130,7 +138,7 @@ class OperationRunner:
             elif param.required:
                 problems.append(Detail(param.name, "is required"))
         for param in self._headers:
-            value = request.headers.get(param.name)
+            value = headers.get(param.name.lower())
             if value is not None:
                 problems += param.check.problems(value, (param.name,))
             elif param.required:
@@ -149,13 +157,14 @@ class OperationRunner:
     async def __call__(self, request: Request) -> Response:
         session: Session | None = None
         raw = b""
-        received_at = ""
+        received_at: datetime | None = None
+        headers = _header_values(request.scope)
+        content_type = headers.get("content-type")
         try:
             if not self.public:
-                self._authorize(request)
-            session = self._session(request)
-            now = session.clock.now()
-            received_at = timestamp(now)
+                self._authorize(headers)
+            session = self._session(headers)
+            received_at = now = session.clock.now()
             if self.public:
                 fault = session.faults.take(self.operation.operation_id)
                 if fault is not None:
@@ -167,27 +176,30 @@ class OperationRunner:
                             body = None  # HTTP forbids content with these statuses
                         # Deliberately off-spec: never replaced by --validate-responses' 500.
                         reply = Reply(fault.status, body)
-                        sent = await _body_for_journal(request) if self._takes_body else b""
-                        return self._finish(session, request, received_at, sent, reply, check=False)
+                        sent = (
+                            await _body_for_journal(request, headers.get("content-length")) if self._takes_body else b""
+                        )
+                        return self._finish(session, request, received_at, sent, content_type, reply, check=False)
             # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no
             # defined semantics there): judging it would answer a 413/415 the operation does not document.
-            raw = await read_bytes(request) if self._takes_body else b""
-            body = parse_json(raw, request.headers.get("content-type")) if raw else MISSING
-            path, query, body = self._validate(request, body)
+            raw = await read_bytes(request, headers.get("content-length")) if self._takes_body else b""
+            body = parse_json(raw, content_type) if raw else MISSING
+            path, query, body = self._validate(request, headers, body)
             reply = self.handler(Call(session, path, query, body, now))
         except ApiError as error:
             reply = Reply(error.status, error.body(), error.headers)
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
-        return self._finish(session, request, received_at, raw, reply)
+        return self._finish(session, request, received_at, raw, content_type, reply)
 
     def _finish(
         self,
         session: Session | None,
         request: Request,
-        received_at: str,
+        received_at: datetime | None,
         request_raw: bytes,
+        content_type: str | None,
         reply: Reply,
         check: bool = True,
     ) -> Response:
@@ -197,7 +209,7 @@ class OperationRunner:
             response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
         else:
             response = json_response(reply.status, reply.body, reply.headers)
-        if self.public and session is not None:
+        if self.public and session is not None and received_at is not None:
             session.journal.record(
                 received_at,
                 request.method,
@@ -205,7 +217,7 @@ class OperationRunner:
                 self.operation.operation_id,
                 reply.status,
                 request_raw,
-                is_json_media_type(request.headers.get("content-type", "")),
+                content_type is not None and is_json_media_type(content_type),
                 bytes(response.body),  # the same object: Response keeps bytes
             )
         return response
@@ -224,7 +236,7 @@ class OperationRunner:
                 problems.append(f"status {status} documents no body")
             elif check is not None:
                 # Round-trip through JSON so the check sees exactly what the client will.
-                sent = json.loads(json.dumps(reply.body))
+                sent = json.loads(encode_json(reply.body))
                 problems += [f"{d.field or '(body)'}: {d.message}" for d in check.problems(sent)]
         if not problems:
             return reply
