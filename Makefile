@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+SEED ?= 1
 
 .PHONY: install run test lint fuzz bench bench-anchors clean
 
@@ -16,9 +17,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make run: serve the shipped default scenario on 127.0.0.1:8000
+## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the README reproduces
 run: $(STAMP)
-	$(BIN)/mock-server --host $(HOST) --port $(PORT) --log-level info
+	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
 ## make test: the whole suite (unit, API, bounded schemathesis contract runs)
 test: $(STAMP)

@@ -1,0 +1,218 @@
+"""The README's examples reproduce: every `$ curl` line of its console blocks, replayed in order on one seeded server.
+
+`make run` serves with `--seed 1`, so the ids a reader gets from the walkthrough are the ones the README shows. This
+test replays the same command lines in process on an app built with that seed and compares what the server answers
+with the lines printed under each command: a body byte for byte, and with `-i` the status line and every header
+shown. A command printed without output is replayed all the same (later commands depend on its effects) and must not
+answer a 5xx.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import Protocol
+
+from starlette.testclient import TestClient
+
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from mock_server.spec import Specs
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+README = REPOSITORY / "README.md"
+MAKEFILE = REPOSITORY / "Makefile"
+SEED = 1  # what `make run` passes as --seed
+PROMPT = "$ "
+
+
+class Answer(Protocol):
+    """What is read of a response (TestClient's is httpx2's, or httpx's on older Starlettes)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Curl:
+    """One curl invocation, limited to the flags the README uses."""
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    data: str | None = None
+    include: bool = False
+
+
+@dataclass
+class Example:
+    """A `$ ...` line of a console block (one or more commands joined by `;`) and the lines printed under it."""
+
+    line: int
+    text: str
+    commands: list[Curl]
+    output: list[str] = field(default_factory=list)
+
+
+def parse_curl(words: list[str]) -> Curl:
+    if not words or words[0] != "curl":
+        raise ValueError(f"not a curl command: {shlex.join(words)}")
+    method: str | None = None
+    url: str | None = None
+    headers: list[tuple[str, str]] = []
+    data: str | None = None
+    include = False
+    rest = iter(words[1:])
+    for word in rest:
+        if word == "-s":
+            continue
+        if word == "-i":
+            include = True
+        elif word == "-X":
+            method = next(rest)
+        elif word == "-H":
+            name, sep, value = next(rest).partition(":")
+            if not sep:
+                raise ValueError(f"header without a colon in: {shlex.join(words)}")
+            headers.append((name.strip(), value.strip()))
+        elif word == "-d":
+            data = next(rest)
+        elif word.startswith("-"):
+            raise ValueError(f"flag {word} is not understood by this test: {shlex.join(words)}")
+        elif url is None:
+            url = word
+        else:
+            raise ValueError(f"two URLs in: {shlex.join(words)}")
+    if url is None:
+        raise ValueError(f"no URL in: {shlex.join(words)}")
+    if method is None:
+        method = "GET" if data is None else "POST"  # as curl: -d alone means POST
+    if data is not None and not any(name.lower() == "content-type" for name, _ in headers):
+        headers.append(("Content-Type", "application/x-www-form-urlencoded"))  # curl's default for -d
+    return Curl(method, url, tuple(headers), data, include)
+
+
+def split_commands(text: str) -> list[list[str]]:
+    """Shell words of a command line, cut at `;`; a `#` starts a comment."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    commands: list[list[str]] = [[]]
+    for word in lexer:
+        if word == ";":
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [words for words in commands if words]
+
+
+def examples(markdown: str) -> list[Example]:
+    """Every `$` line of every ```console block, in document order, with the lines printed under it."""
+    found: list[Example] = []
+    in_console = False
+    current: Example | None = None
+    for number, line in enumerate(markdown.splitlines(), start=1):
+        if not in_console:
+            in_console = line.strip() == "```console"
+            continue
+        if line.startswith("```"):
+            in_console, current = False, None
+        elif line.startswith(PROMPT):
+            text = line[len(PROMPT) :]
+            current = Example(number, text, [parse_curl(words) for words in split_commands(text)])
+            found.append(current)
+        elif current is not None:
+            current.output.append(line)
+        elif line.strip():
+            raise ValueError(f"README.md:{number}: output before any command in a console block: {line!r}")
+    for example in found:
+        while example.output and not example.output[-1].strip():
+            example.output.pop()
+    return found
+
+
+def send(client: TestClient, curl: Curl) -> Answer:
+    content = None if curl.data is None else curl.data.encode()
+    return client.request(curl.method, curl.url, headers=list(curl.headers), content=content)
+
+
+def status_line(response: Answer) -> str:
+    return f"HTTP/1.1 {response.status_code} {HTTPStatus(response.status_code).phrase}"
+
+
+def differences(example: Example, responses: list[Answer]) -> list[str]:
+    """What the README shows under `example` and the server did not answer (empty: it reproduces)."""
+    if not example.output:
+        return [f"answered {status_line(r)}: {r.text}" for r in responses if r.status_code >= 500]
+    if not any(curl.include for curl in example.commands):
+        shown, answered = "\n".join(example.output), "".join(r.text for r in responses)
+        return [] if shown == answered else [f"shows   {shown}", f"answers {answered}"]
+    if len(example.commands) != 1:
+        return ["-i with output shown is only checked on a line with a single command"]
+    response = responses[0]
+    problems: list[str] = []
+    if example.output[0] != status_line(response):
+        problems += [f"shows   {example.output[0]}", f"answers {status_line(response)}"]
+    lines = iter(example.output[1:])
+    for line in lines:
+        if not line.strip():
+            break
+        name, sep, value = line.partition(":")
+        actual = response.headers.get(name.strip())
+        if not sep or actual != value.strip():
+            problems += [f"shows   {line}", f"answers {name.strip()}: {actual}"]
+    shown = "\n".join(lines)
+    if shown != response.text:
+        problems += [f"shows   {shown}", f"answers {response.text}"]
+    return problems
+
+
+def test_the_readme_examples_reproduce_under_make_run_seed(specs: Specs) -> None:
+    found = examples(README.read_text(encoding="utf-8"))
+    assert len(found) >= 20, "the README's console blocks went missing"
+    app = create_app(Settings(seed=SEED, validate_responses=True), specs)
+    report: list[str] = []
+    with TestClient(app, raise_server_exceptions=True) as client:
+        for example in found:
+            responses = [send(client, curl) for curl in example.commands]
+            problems = differences(example, responses)
+            if problems:
+                report.append(f"README.md:{example.line}: $ {example.text}")
+                report += [f"    {problem}" for problem in problems]
+    assert not report, "README examples that do not reproduce:\n" + "\n".join(report)
+
+
+def test_make_run_serves_with_the_readmes_seed() -> None:
+    makefile = MAKEFILE.read_text(encoding="utf-8")
+    assert re.search(rf"^SEED \?= {SEED}$", makefile, re.MULTILINE), "Makefile: SEED ?= 1 is gone"
+    run = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert run is not None and "--seed $(SEED)" in run.group(1), "Makefile: `make run` no longer passes --seed"
+
+
+def test_the_parser_reads_curl_as_the_shell_does() -> None:
+    markdown = "\n".join(
+        [
+            "```console",
+            "$ curl -s -i -X PUT 'http://h/a?b=c' -H 'A: 1' -d '{\"x\": \"y z\"}'   # comment",
+            "HTTP/1.1 200 OK",
+            "",
+            "$ curl -s http://h/x ; curl -s -X DELETE http://h/x",
+            "{}",
+            "```",
+            "$ curl -s http://h/not-in-a-console-block",
+        ]
+    )
+    first, second = examples(markdown)
+    form = ("Content-Type", "application/x-www-form-urlencoded")  # what curl sends with -d and no Content-Type
+    assert first.commands == [Curl("PUT", "http://h/a?b=c", (("A", "1"), form), '{"x": "y z"}', include=True)]
+    assert first.output == ["HTTP/1.1 200 OK"]
+    assert second.commands == [Curl("GET", "http://h/x"), Curl("DELETE", "http://h/x")]
+    assert second.output == ["{}"]
