@@ -5,12 +5,12 @@ Like the public handlers they only parse, call the session's store or rules, and
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import yaml
 
-from .clock import local_date, parse_instant, timestamp
+from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, EventNotFound, InvalidRequest, LimitNotFound
 from .events import to_money
@@ -24,10 +24,19 @@ from .spec import Specs
 from .store import Store
 
 YAML = "application/yaml"
+T = TypeVar("T")
 
 
 def _status(session: Session) -> Reply:
     return Reply(200, {"status": "ok", "scenario": session.scenario.name})
+
+
+def _parsed(parse: Callable[[str], T], body: dict[str, Any], name: str) -> T:
+    """A date or instant of the body, or 400 naming it: the schema's `format` admits years Python cannot hold."""
+    try:
+        return parse(body[name])
+    except ValueError as exc:
+        raise InvalidRequest("The request is invalid.", [Detail(name, str(exc))]) from None
 
 
 def _event(session: Session, key: str) -> Event:
@@ -86,7 +95,8 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
     def get_state(call: Call) -> Reply:
         state = state_of(call.session)
         if call.query.get("format") == "yaml":
-            return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=True), media_type=YAML)
+            # ASCII with escapes: PyYAML writes NEL (U+0085) and U+2028/9 raw, and reads them back as line breaks.
+            return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=False), media_type=YAML)
         return Reply(200, state)
 
     def create_event(call: Call) -> Reply:
@@ -105,7 +115,7 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
         body = call.body or {}
         event = _event(call.session, call.path["key"])
         amount = to_money(body["amount"]) if "amount" in body else None
-        paid_at = date.fromisoformat(body["paid_at"]) if "paid_at" in body else local_date(call.now)
+        paid_at = _parsed(parse_date, body, "paid_at") if "paid_at" in body else local_date(call.now)
         return Reply(200, event_to_public(call.session.store.pay_event(event, amount, paid_at)))
 
     def cancel_event(call: Call) -> Reply:
@@ -119,7 +129,7 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
         body = call.body
         account = call.session.store.account(call.path["account_id"])
         mode = body["mode"]
-        at = parse_instant(body["at"]) if "at" in body else call.now
+        at = _parsed(parse_instant, body, "at") if "at" in body else call.now
         list_limits = None
         document = body.get("document_number")
         if document is not None and mode == RECIPIENT_LIST_MODE and account.recipient_list is not None:
@@ -168,7 +178,7 @@ def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
 
     def set_clock(call: Call) -> Reply:
         now = call.body["now"]
-        call.session.clock.freeze(parse_instant(now) if now is not None else None)
+        call.session.clock.freeze(_parsed(parse_instant, call.body, "now") if now is not None else None)
         return _clock(call.session)
 
     def admin_spec(call: Call) -> Reply:

@@ -41,13 +41,41 @@ def local_date(at: datetime) -> date:
     return at.astimezone(BRASILIA).date()
 
 
+# RFC 3339 writes years 0000 to 9999; Python's dates run from year 1 to 9999. An instant is held only
+# a day inside that span, so writing it at -03:00 and stepping back a day (the window rule) never overflow.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC)
+SPAN = "0001-01-02T00:00:00Z to 9999-12-30T23:59:59Z"
+
+
 def parse_instant(value: str) -> datetime:
-    """An RFC 3339 date-time already validated by the spec's `date-time` format -> an aware datetime."""
+    """An RFC 3339 date-time already validated by the spec's `date-time` format -> an aware datetime.
+
+    ValueError (its message says why) when the instant lies outside what the mock can compute with (SPAN)."""
     text = value.replace("z", "Z").replace("t", "T")
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
-    if text[17:19] == "60":
+    leap = text[17:19] == "60"
+    if leap:
         # RFC 3339 allows a leap second (:60); Python does not: the instant is the next second.
         text = text[:17] + "59" + text[19:]
-        return datetime.fromisoformat(text) + timedelta(seconds=1)
-    return datetime.fromisoformat(text)
+    try:
+        at = datetime.fromisoformat(text)
+        if leap:
+            at += timedelta(seconds=1)
+        inside = EARLIEST <= at <= LATEST
+    except (ValueError, OverflowError):
+        inside = False
+    if not inside:
+        raise ValueError(f"{value!r} is outside the instants this mock can compute with ({SPAN})")
+    return at
+
+
+def parse_date(value: str) -> date:
+    """An RFC 3339 full-date already validated by the spec's `date` format -> a date.
+
+    ValueError for year 0000, which RFC 3339 writes and Python's dates cannot hold."""
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is outside the dates this mock can hold (0001-01-01 to 9999-12-31)") from None

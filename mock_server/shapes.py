@@ -6,10 +6,10 @@ Input here is already schema-valid: these functions shape, they do not judge.
 from __future__ import annotations
 
 import sys
-from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from .clock import parse_date
 from .documents import canonical_document
 from .events import to_money
 from .limits import AUTOMATICALLY_APPROVED, CREATED, NOT_APPLICABLE
@@ -95,9 +95,9 @@ def event_from_scenario(data: dict[str, Any], key: str) -> Event:
         total_discount_amount=to_money(data.get("total_discount_amount", 0)),
         total_paid_amount=to_money(data.get("total_paid_amount", 0)),
         status=status,
-        reference_date=date.fromisoformat(data["reference_date"]),
-        due_date=date.fromisoformat(data["due_date"]),
-        paid_at=date.fromisoformat(paid_at) if paid_at else None,
+        reference_date=parse_date(data["reference_date"]),
+        due_date=parse_date(data["due_date"]),
+        paid_at=parse_date(paid_at) if paid_at else None,
         installments=[
             Installment(
                 event_conciliation_key=uuid_text(i["event_conciliation_key"]),
