@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
@@ -22,30 +23,48 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _finite_float(text: str) -> float:
-    """A JSON fraction as a float; one beyond a double's range (`1e400`) would become inf, which no
-    JSON answer can carry back (the journal would echo it as the invalid literal `Infinity`)."""
+def _json_fraction(text: str) -> float | int:
+    """A JSON number written with a fraction or exponent.
+
+    A float, as json has it, except: beyond a double's range (`1e400`) it would become inf, which no JSON
+    answer can carry back (an error); and an integral one from 2**53 to 2**64 (`12345678901234567.0`) would
+    lose digits as a float, while JSON Schema counts it an integer and the amounts' bounds (up to 2**63 - 1)
+    need it exact: it is kept as the exact int instead. Beyond 2**64 a float is past every bound anyway."""
     value = float(text)
     if math.isinf(value):
         raise ValueError(f"{text} is out of the range of a JSON number")
+    if _EXACT_FROM <= abs(value) < _EXACT_UNTIL:
+        exact = Decimal(text)
+        if exact == exact.to_integral_value():
+            return int(exact)
     return value
 
 
 # Built once: json.loads with options builds a new decoder on every call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_json_fraction)
+_EXACT_FROM, _EXACT_UNTIL = 2.0**53, 2.0**64
+
+
+def decode_json_text(text: str) -> Any:
+    """JSON text as the API reads it: NaN, Infinity and numbers beyond a double's range are ValueErrors."""
+    return _DECODER.decode(text)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
+    """Whether any string (key or value) holds a lone surrogate; iterative, as deep as the parser went."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
     return False
 
 
@@ -87,7 +106,7 @@ def parse_json(raw: bytes, content_type: str | None) -> Any:
     except UnicodeDecodeError as exc:
         raise MalformedJson(f"The body is not UTF-8: byte {exc.start} is invalid.") from None
     try:
-        value = _DECODER.decode(text)
+        value = decode_json_text(text)
     except json.JSONDecodeError as exc:
         raise MalformedJson(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
     except (ValueError, RecursionError) as exc:  # NaN/Infinity, 1e400, integers over Python's digit limit, deep nesting

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -16,7 +16,16 @@ class Fault:
     times: int | None  # calls left; None: until cleared
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Not dataclasses.asdict: it copies `body` recursively, and a deeply nested body (valid JSON the
+        # parser took) would exhaust Python's stack.
+        return {
+            "fault_id": self.fault_id,
+            "operation_id": self.operation_id,
+            "status": self.status,
+            "body": self.body,
+            "delay_ms": self.delay_ms,
+            "times": self.times,
+        }
 
     def default_body(self) -> dict[str, str]:
         return {"code": "injected_fault", "message": f"Fault {self.fault_id} injected into {self.operation_id}."}
