@@ -6,16 +6,18 @@ Problems are reported as `FILE:LINE:COLUMN: PATH: what is wrong`, every one of t
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
+from .body import decode_json_text
+from .clock import parse_date
 from .documents import canonical_document
 from .errors import Detail
 from .events import has_cents_precision, to_money
@@ -27,6 +29,36 @@ from .store import Scenario
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 # libyaml when present: the same safe semantics, many times faster on big scenarios.
 _FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _ScenarioYamlLoader(_FastSafeLoader):  # type: ignore[valid-type, misc]
+    """The safe loader, keeping as written what JSON cannot hold, so the schema judges it where it stands:
+    unquoted dates and times stay text (not datetimes that `2026-02-30` or a leap second would crash),
+    `.nan` and `.inf` stay text, and a key that is not a string (`1:`, `yes:`, `~:`) is its text."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in _FastSafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:
+        value: float = super().construct_yaml_float(node)
+        return value if math.isfinite(value) else str(node.value)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else yaml.safe_dump(key).strip()
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+_ScenarioYamlLoader.add_constructor("tag:yaml.org,2002:float", _ScenarioYamlLoader.construct_yaml_float)
+_ScenarioYamlLoader.add_constructor("tag:yaml.org,2002:map", _ScenarioYamlLoader.construct_yaml_map)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +100,10 @@ def _parse(text: str) -> Any:
     half a minute; json reads the same file in well under a second."""
     if text.lstrip().startswith("{"):
         try:
-            return json.loads(text)
-        except ValueError:
-            pass  # not JSON after all (flow-style YAML, say): the YAML reader takes it and reports problems
-    return _plain(yaml.load(text, Loader=_FastSafeLoader))
+            return decode_json_text(text)
+        except (ValueError, RecursionError):
+            pass  # not JSON as the API reads it (flow-style YAML, NaN, ...): the YAML reader reports where
+    return _plain(yaml.load(text, Loader=_ScenarioYamlLoader))
 
 
 def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
@@ -130,6 +162,13 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
                 f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})",
             )
         )
+    for name in ("reference_date", "due_date", "paid_at"):
+        value = data.get(name)
+        if isinstance(value, str):
+            try:
+                parse_date(value)
+            except ValueError as exc:
+                problems.append(Detail(name, str(exc)))
     if status == PAID and not data.get("paid_at"):
         problems.append(Detail("paid_at", "is required (a date) when status is paid"))
     if status != PAID and data.get("paid_at"):
@@ -252,6 +291,8 @@ class ScenarioLoader:
                 str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p
             ) or str(exc)
             raise ScenarioError([Problem(file, line, column, "", f"not a safe YAML document: {reason}")]) from None
+        except (ValueError, RecursionError) as exc:  # an explicit tag's bad value (`!!timestamp 2026-02-30`), depth
+            raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {exc or type(exc).__name__}")]) from None
         if data is None:
             data = {}
         details = self.problems(data)
