@@ -450,3 +450,20 @@ def test_the_console_script_is_the_same_command(broken):
     )
     assert bad.returncode == 2
     assert problems_of(bad.stdout)
+
+
+@pytest.mark.parametrize(
+    "line, path",
+    [
+        ("description: d\nevents:\n  - reference_date: 2026-02-30\n", "events[0].reference_date"),
+        ("description: d\nevents: []\naccounts: []\ntotal: .nan\n1: x\n", "1"),
+        ("description: !!timestamp 2026-02-30\n", "(file)"),
+    ],
+)
+def test_values_python_cannot_hold_stop_start_up_with_exit_2_not_a_traceback(tmp_path, line, path):
+    (tmp_path / "default.yaml").write_text(line, encoding="utf-8")
+    for args in (("--port", "0", "--fixtures", str(tmp_path)), ("check", "--fixtures", str(tmp_path))):
+        result = run(*args)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr + result.stdout
+        assert path in {p["path"] for p in problems_of(result.stdout + result.stderr)}

@@ -466,3 +466,71 @@ def test_file_that_is_not_utf8_is_a_problem(loader: ScenarioLoader, tmp_path: Pa
     [problem] = raised.value.problems
     assert (problem.file, problem.line, problem.column) == (str(path), 1, 1)
     assert "cannot be read" in problem.message
+
+
+# --- values YAML reads but JSON cannot hold: problems with a place, never a crash ----------------------------
+
+
+@pytest.mark.parametrize(
+    "old, new, path, message",
+    [
+        ("reference_date: 2026-11-01", "reference_date: 2026-02-30", "events[0].reference_date", "is not a 'date'"),
+        (
+            "reference_date: 2026-11-01",
+            'reference_date: "0000-01-01"',
+            "events[0].reference_date",
+            "outside the dates this mock can hold",
+        ),
+        (
+            "total_expected_amount: 1500.00",
+            "total_expected_amount: .nan",
+            "events[0].total_expected_amount",
+            "'.nan' is not of type 'number'",
+        ),
+        (
+            "total_expected_amount: 1500.00",
+            "total_expected_amount: -.inf",
+            "events[0].total_expected_amount",
+            "'-.inf' is not of type 'number'",
+        ),
+    ],
+)
+def test_a_value_json_cannot_hold_is_a_problem_where_it_stands(
+    loader: ScenarioLoader, old: str, new: str, path: str, message: str
+) -> None:
+    text = changed(old, new)
+    problem = only_problem(loader, text)
+    assert (problem.path, (problem.line, problem.column)) == (path, position(text, new.split(": ")[1]))
+    assert message in problem.message
+
+
+def test_unquoted_dates_and_times_are_kept_as_written(loader: ScenarioLoader) -> None:
+    """Not through datetime: `Z` stays `Z`, and a leap second (RFC 3339 allows :60) loads."""
+    text = changed("registration_date: 2026-03-05T14:30:00-03:00", "registration_date: 2026-12-31T23:59:60Z")
+    scenario = loader.load_text("s", text, "s.yaml")
+    assert scenario.accounts["0002-654321"].registration_date == "2026-12-31T23:59:60Z"
+
+
+@pytest.mark.parametrize("key", ["1", "yes", "~", "1.5"])
+def test_a_key_that_is_not_a_string_is_an_unknown_field_by_its_text(loader: ScenarioLoader, key: str) -> None:
+    problem = only_problem(loader, BASE + f"{key}: x\n")
+    assert (problem.path, problem.message) == (key, "is not a known field")
+
+
+def test_json_syntax_with_nan_is_read_as_yaml_and_rejected_where_it_stands(loader: ScenarioLoader) -> None:
+    text = '{"description": "x", "events": [], "accounts": [], "extra": NaN}'
+    problem = only_problem(loader, text)
+    assert problem.path == "extra"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("description: !!timestamp 2026-02-30\n", "cannot be read: day is out of range for month"),
+        ("description: " + "[" * 3000 + "]" * 3000 + "\n", "cannot be read"),
+    ],
+)
+def test_what_no_schema_sees_is_still_one_problem_line(loader: ScenarioLoader, text: str, message: str) -> None:
+    problem = only_problem(loader, text)
+    assert (problem.line, problem.column, problem.path) == (1, 1, "")
+    assert message in problem.message
