@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -196,44 +196,72 @@ def _duplicates(values: Iterable[tuple[str, str]], what: str) -> list[Detail]:
     return problems
 
 
-def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
-    problems: list[Detail] = []
-    events = data.get("events", [])
-    for index, event in enumerate(events):
-        problems += [Detail(f"events[{index}].{d.field}", d.message) for d in cross_check_event(event)]
-    problems += _duplicates(
-        (
-            (f"events[{i}].extraordinary_event_conciliation_key", uuid_text(e["extraordinary_event_conciliation_key"]))
-            for i, e in enumerate(events)
+def _dicts(items: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The mappings of a list, with their indexes; anything else (the schema reports it) is passed over."""
+    return [(i, item) for i, item in enumerate(items) if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _texts(pairs: Iterable[tuple[str, Any]], normalize: Callable[[str], str]) -> Iterator[tuple[str, str]]:
+    return ((field, normalize(value)) for field, value in pairs if isinstance(value, str))
+
+
+def uniqueness_problems(data: dict[str, Any]) -> list[Detail]:
+    """CONTRACT 3 "keys unique", over every item that has the key, well-formed or not: a schema problem
+    elsewhere in an item must not hide that its key is taken twice."""
+    events = _dicts(data.get("events"))
+    accounts = _dicts(data.get("accounts"))
+    problems = _duplicates(
+        _texts(
+            (
+                (f"events[{i}].extraordinary_event_conciliation_key", e.get("extraordinary_event_conciliation_key"))
+                for i, e in events
+            ),
+            uuid_text,
         ),
         "event key",
     )
     problems += _duplicates(
-        (
-            (f"events[{i}].event_conciliation_list[{j}].event_conciliation_key", uuid_text(c["event_conciliation_key"]))
-            for i, e in enumerate(events)
-            for j, c in enumerate(e["event_conciliation_list"])
+        _texts(
+            (
+                (f"events[{i}].event_conciliation_list[{j}].event_conciliation_key", c.get("event_conciliation_key"))
+                for i, e in events
+                for j, c in _dicts(e.get("event_conciliation_list"))
+            ),
+            uuid_text,
         ),
         "event_conciliation_key",
     )
-    accounts = data.get("accounts", [])
     problems += _duplicates(
-        ((f"accounts[{i}].account_id", a["account_id"]) for i, a in enumerate(accounts)), "account_id"
+        _texts(((f"accounts[{i}].account_id", a.get("account_id")) for i, a in accounts), str), "account_id"
     )
-    for i, account in enumerate(accounts):
-        recipients = account.get("recipient_list", {}).get("recipients", [])
+    for i, account in accounts:
+        recipient_list = account.get("recipient_list")
+        recipients = _dicts(recipient_list.get("recipients") if isinstance(recipient_list, dict) else None)
         base = f"accounts[{i}].recipient_list.recipients"
         problems += _duplicates(
-            ((f"{base}[{j}].recipient_id", r["recipient_id"]) for j, r in enumerate(recipients)), "recipient_id"
+            _texts(((f"{base}[{j}].recipient_id", r.get("recipient_id")) for j, r in recipients), str), "recipient_id"
         )
         problems += _duplicates(
-            (
-                (f"{base}[{j}].document_number", canonical_document(r["document_number"]))
-                for j, r in enumerate(recipients)
+            _texts(
+                ((f"{base}[{j}].document_number", r.get("document_number")) for j, r in recipients), canonical_document
             ),
             "document number",
         )
     return problems
+
+
+def event_problems(events: list[dict[str, Any]]) -> list[Detail]:
+    """The cross-checks of each (schema-valid) event, with its place in the list."""
+    return [
+        Detail(f"events[{index}].{d.field}", d.message)
+        for index, event in enumerate(events)
+        for d in cross_check_event(event)
+    ]
+
+
+def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
+    """What the schema cannot say about a schema-valid scenario."""
+    return event_problems(data.get("events", [])) + uniqueness_problems(data)
 
 
 @dataclass(frozen=True)
@@ -247,29 +275,28 @@ class ScenarioLoader:
         return cls(specs.admin.check("#/components/schemas/Scenario"))
 
     def problems(self, data: Any) -> list[Detail]:
-        """Every problem of a parsed scenario document: the schema's, then the cross-checks of every event and
-        account the schema found well-formed (one malformed item must not hide the other items' problems)."""
+        """Every problem of a parsed scenario document: the schema's; the consistency of every event the schema
+        found well-formed (one malformed event must not hide the others' problems); and the uniqueness of
+        every key, in every item that has one."""
         schema_problems = self.scenario_check.problems(data)
         if not schema_problems:
             return cross_check_scenario(data)
         if not isinstance(data, dict):
             return schema_problems
-        well_formed: dict[str, list[Any]] = {}
-        kept: dict[str, list[int]] = {}  # list name -> the original index of each well-formed item
-        for name in ("events", "accounts"):
-            items = data.get(name, [])
-            if not isinstance(items, list) or any(d.field == name for d in schema_problems):
-                continue
-            faulty = {int(m.group(2)) for d in schema_problems if (m := _ITEM.match(d.field)) and m.group(1) == name}
-            kept[name] = [i for i in range(len(items)) if i not in faulty]
-            well_formed[name] = [items[i] for i in kept[name]]
+        events = data.get("events", [])
         renumbered: list[Detail] = []
-        for detail in cross_check_scenario(well_formed):
-            match = _ITEM.match(detail.field)
-            assert match is not None, detail.field  # every cross-check names an event or an account
-            name, index = match.group(1), kept[match.group(1)][int(match.group(2))]
-            renumbered.append(Detail(f"{name}[{index}]{detail.field[match.end() :]}", detail.message))
-        return schema_problems + renumbered
+        if isinstance(events, list) and not any(d.field == "events" for d in schema_problems):
+            faulty = {
+                int(m.group(2)) for d in schema_problems if (m := _ITEM.match(d.field)) and m.group(1) == "events"
+            }
+            kept = [i for i in range(len(events)) if i not in faulty]
+            for detail in event_problems([events[i] for i in kept]):
+                match = _ITEM.match(detail.field)
+                assert match is not None, detail.field  # event_problems names an event
+                renumbered.append(
+                    Detail(f"events[{kept[int(match.group(2))]}]{detail.field[match.end() :]}", detail.message)
+                )
+        return schema_problems + renumbered + uniqueness_problems(data)
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
         events = [event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])]

@@ -534,3 +534,23 @@ def test_what_no_schema_sees_is_still_one_problem_line(loader: ScenarioLoader, t
     problem = only_problem(loader, text)
     assert (problem.line, problem.column, problem.path) == (1, 1, "")
     assert message in problem.message
+
+
+def test_keys_taken_twice_are_reported_even_in_items_with_schema_problems(loader: ScenarioLoader) -> None:
+    """`check` prints every problem: a malformed account still has its duplicates found, and so has the
+    account that repeats its id."""
+    text = changed(
+        '        - {recipient_id: r-2, document_number: "11.222.333/0001-81"}',
+        '        - {recipient_id: r-1, document_number: "12345678909"}',
+    )
+    text = changed('limit: {pix: {change: [{start_time: "06:00:00Z", amount: 1}]}}', "limit: {pix: {change: []}}", text)
+    text = changed('account_id: "0002-654321"', 'account_id: "0001-123456"', text)
+    text = changed("registration_date: 2026-01-10T09:00:00-03:00", 'registration_date: "2026-01-10"', text)
+    found = {(p.path, p.message.split(":")[0]) for p in problems_of(loader, text)}
+    assert {p for p, _ in found} >= {
+        "accounts[0].registration_date",
+        "accounts[0].recipient_list.recipients[1].recipient_id",
+        "accounts[0].recipient_list.recipients[1].document_number",
+        "accounts[1].account_id",
+        "accounts[1].limit.pix.change",
+    }
