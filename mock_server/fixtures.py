@@ -125,8 +125,8 @@ def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
     return marks
 
 
-# `events[3].status` -> ("events", "3"): which top-level item a problem belongs to.
-_ITEM = re.compile(r"^(events|accounts)\[(\d+)\]")
+# `events[3].status` -> "3": which event a problem belongs to.
+_EVENT_ITEM = re.compile(r"^events\[(\d+)\]")
 
 
 def _parse_path(field: str) -> tuple[str | int, ...]:
@@ -250,18 +250,16 @@ def uniqueness_problems(data: dict[str, Any]) -> list[Detail]:
     return problems
 
 
-def event_problems(events: list[dict[str, Any]]) -> list[Detail]:
-    """The cross-checks of each (schema-valid) event, with its place in the list."""
+def event_problems(events: Iterable[tuple[int, dict[str, Any]]]) -> list[Detail]:
+    """The cross-checks of each (schema-valid) event, named by its place in the scenario's list."""
     return [
-        Detail(f"events[{index}].{d.field}", d.message)
-        for index, event in enumerate(events)
-        for d in cross_check_event(event)
+        Detail(f"events[{index}].{d.field}", d.message) for index, event in events for d in cross_check_event(event)
     ]
 
 
 def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
     """What the schema cannot say about a schema-valid scenario."""
-    return event_problems(data.get("events", [])) + uniqueness_problems(data)
+    return event_problems(enumerate(data.get("events", []))) + uniqueness_problems(data)
 
 
 @dataclass(frozen=True)
@@ -284,19 +282,11 @@ class ScenarioLoader:
         if not isinstance(data, dict):
             return schema_problems
         events = data.get("events", [])
-        renumbered: list[Detail] = []
+        checked: list[Detail] = []
         if isinstance(events, list) and not any(d.field == "events" for d in schema_problems):
-            faulty = {
-                int(m.group(2)) for d in schema_problems if (m := _ITEM.match(d.field)) and m.group(1) == "events"
-            }
-            kept = [i for i in range(len(events)) if i not in faulty]
-            for detail in event_problems([events[i] for i in kept]):
-                match = _ITEM.match(detail.field)
-                assert match is not None, detail.field  # event_problems names an event
-                renumbered.append(
-                    Detail(f"events[{kept[int(match.group(2))]}]{detail.field[match.end() :]}", detail.message)
-                )
-        return schema_problems + renumbered + uniqueness_problems(data)
+            faulty = {int(m.group(1)) for d in schema_problems if (m := _EVENT_ITEM.match(d.field))}
+            checked = event_problems((i, event) for i, event in enumerate(events) if i not in faulty)
+        return schema_problems + checked + uniqueness_problems(data)
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
         events = [event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])]
