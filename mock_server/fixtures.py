@@ -23,23 +23,21 @@ from .errors import Detail
 from .events import has_cents_precision, to_money
 from .models import CANCELED, PAID, PENDING
 from .shapes import account_from_scenario, event_from_scenario, uuid_text
-from .spec import SchemaCheck, Specs
+from .spec import FastSafeLoader, SchemaCheck, Specs
 from .store import Scenario
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
-# libyaml when present: the same safe semantics, many times faster on big scenarios.
-_FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-class _ScenarioYamlLoader(_FastSafeLoader):  # type: ignore[valid-type, misc]
+class _ScenarioYamlLoader(FastSafeLoader):  # type: ignore[valid-type, misc]
     """The safe loader, keeping as written what JSON cannot hold, so the schema judges it where it stands:
     unquoted dates and times stay text (not datetimes that `2026-02-30` or a leap second would crash),
     `.nan` and `.inf` stay text, and a key that is not a string (`1:`, `yes:`, `~:`) is its text."""
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-        for first, resolvers in _FastSafeLoader.yaml_implicit_resolvers.items()
+        for first, resolvers in FastSafeLoader.yaml_implicit_resolvers.items()
     }
 
     def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:

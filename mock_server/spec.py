@@ -253,9 +253,14 @@ def _compile(spec: Spec) -> None:
             )
 
 
+# libyaml when present: the same safe semantics, many times faster (the pure-Python reader took about half
+# of the start-up, reading the two specs).
+FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_document(path: Path) -> tuple[str, dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
-    loaded = yaml.safe_load(text)
+    loaded = yaml.load(text, Loader=FastSafeLoader)
     assert isinstance(loaded, dict), f"{path} is not an OpenAPI document"
     return text, loaded
 
