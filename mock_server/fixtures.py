@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -184,12 +184,20 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
     return problems
 
 
-def _duplicates(values: Iterable[tuple[str, str]], what: str) -> list[Detail]:
+def _duplicates(
+    items: Iterable[tuple[tuple[int, ...], Any]], field: str, what: str, normalize: Callable[[str], str] = str
+) -> list[Detail]:
+    """Each text value met before, named by `field` formatted with its item's indexes. Names are made only
+    for a duplicate: a big scenario has hundreds of thousands of keys and, normally, none twice. A value
+    that is not text is the schema's to report."""
     seen: set[str] = set()
     problems = []
-    for field, value in values:
+    for indexes, raw in items:
+        if not isinstance(raw, str):
+            continue
+        value = normalize(raw)
         if value in seen:
-            problems.append(Detail(field, f"{what} {value} appears more than once"))
+            problems.append(Detail(field.format(*indexes), f"{what} {value} appears more than once"))
         seen.add(value)
     return problems
 
@@ -199,51 +207,40 @@ def _dicts(items: Any) -> list[tuple[int, dict[str, Any]]]:
     return [(i, item) for i, item in enumerate(items) if isinstance(item, dict)] if isinstance(items, list) else []
 
 
-def _texts(pairs: Iterable[tuple[str, Any]], normalize: Callable[[str], str]) -> Iterator[tuple[str, str]]:
-    return ((field, normalize(value)) for field, value in pairs if isinstance(value, str))
-
-
 def uniqueness_problems(data: dict[str, Any]) -> list[Detail]:
     """CONTRACT 3 "keys unique", over every item that has the key, well-formed or not: a schema problem
     elsewhere in an item must not hide that its key is taken twice."""
     events = _dicts(data.get("events"))
     accounts = _dicts(data.get("accounts"))
     problems = _duplicates(
-        _texts(
-            (
-                (f"events[{i}].extraordinary_event_conciliation_key", e.get("extraordinary_event_conciliation_key"))
-                for i, e in events
-            ),
-            uuid_text,
-        ),
+        (((i,), e.get("extraordinary_event_conciliation_key")) for i, e in events),
+        "events[{}].extraordinary_event_conciliation_key",
         "event key",
+        uuid_text,
     )
     problems += _duplicates(
-        _texts(
-            (
-                (f"events[{i}].event_conciliation_list[{j}].event_conciliation_key", c.get("event_conciliation_key"))
-                for i, e in events
-                for j, c in _dicts(e.get("event_conciliation_list"))
-            ),
-            uuid_text,
+        (
+            ((i, j), c.get("event_conciliation_key"))
+            for i, e in events
+            for j, c in _dicts(e.get("event_conciliation_list"))
         ),
+        "events[{}].event_conciliation_list[{}].event_conciliation_key",
         "event_conciliation_key",
+        uuid_text,
     )
-    problems += _duplicates(
-        _texts(((f"accounts[{i}].account_id", a.get("account_id")) for i, a in accounts), str), "account_id"
-    )
+    problems += _duplicates((((i,), a.get("account_id")) for i, a in accounts), "accounts[{}].account_id", "account_id")
     for i, account in accounts:
         recipient_list = account.get("recipient_list")
         recipients = _dicts(recipient_list.get("recipients") if isinstance(recipient_list, dict) else None)
         base = f"accounts[{i}].recipient_list.recipients"
         problems += _duplicates(
-            _texts(((f"{base}[{j}].recipient_id", r.get("recipient_id")) for j, r in recipients), str), "recipient_id"
+            (((j,), r.get("recipient_id")) for j, r in recipients), base + "[{}].recipient_id", "recipient_id"
         )
         problems += _duplicates(
-            _texts(
-                ((f"{base}[{j}].document_number", r.get("document_number")) for j, r in recipients), canonical_document
-            ),
+            (((j,), r.get("document_number")) for j, r in recipients),
+            base + "[{}].document_number",
             "document number",
+            canonical_document,
         )
     return problems
 
