@@ -105,7 +105,10 @@ def _parse(text: str) -> Any:
 
 
 def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
-    """path -> (line, column), 1-based, of every node of the document: only built when there are problems."""
+    """path -> (line, column), 1-based, of every node of the document: only built when there are problems.
+
+    libyaml composes with the same marks as the pure-Python composer, about six times faster: locating one
+    problem in a 10k-event file took 13.5 s of composing with the latter."""
     marks: dict[tuple[str | int, ...], tuple[int, int]] = {}
 
     def walk(node: yaml.Node, path: tuple[str | int, ...]) -> None:
@@ -117,7 +120,7 @@ def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
             for index, item in enumerate(node.value):
                 walk(item, (*path, index))
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    root = yaml.compose(text, Loader=FastSafeLoader)
     if root is not None:
         walk(root, ())
     return marks
