@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             run.PYTHON,
             "-c",
             "from pathlib import Path; from mock_server.spec import load_specs; "
-            "from mock_server.fixtures import ScenarioLoader; "
+            "from mock_server.scenarios import ScenarioLoader; "
             f"ScenarioLoader.from_specs(load_specs()).load_directory(Path({str(directory)!r}))",
         ]
         started = time.perf_counter()

@@ -13,8 +13,7 @@ import yaml
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, EventNotFound, InvalidRequest, LimitNotFound
-from .events import to_money
-from .fixtures import cross_check_event
+from .events import cross_check_event, to_money
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE, Event
 from .pipeline import Call, Handler, Reply
@@ -36,7 +35,7 @@ def _parsed(parse: Callable[[str], T], body: dict[str, Any], name: str) -> T:
     try:
         return parse(body[name])
     except ValueError as exc:
-        raise InvalidRequest("The request is invalid.", [Detail(name, str(exc))]) from None
+        raise InvalidRequest("The request is invalid.", [Detail((name,), str(exc))]) from None
 
 
 def _event(session: Session, key: str) -> Event:
@@ -54,7 +53,7 @@ def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail
     seen: set[str] = set()
     for index, installment in enumerate(data["event_conciliation_list"]):
         key = uuid_text(installment["event_conciliation_key"])
-        field = f"event_conciliation_list[{index}].event_conciliation_key"
+        field = ("event_conciliation_list", index, "event_conciliation_key")
         if key in seen:
             problems.append(Detail(field, f"event_conciliation_key {key} appears more than once"))
         elif key in used:

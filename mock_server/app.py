@@ -12,27 +12,27 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from . import admin, routes
-from .errors import MethodNotAllowed, NotFound, json_response
-from .fixtures import ScenarioLoader
+from .encoding import error_response
+from .errors import NotFound
 from .pipeline import Handler, OperationRunner, PathEndpoint, Pipeline
+from .scenarios import ScenarioLoader
 from .sessions import Sessions
 from .settings import Settings
 from .spec import Spec, Specs, load_specs
 
-# Health stays on under --no-admin and needs no token: CI scripts poll it before anything else.
-UNGUARDED = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
-# Served whether or not the admin API is: they describe the public API, not the test controls.
-ALWAYS_ON = {"mockHealth", "publicSpecYaml", "publicSpecJson"}
+# Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
+# and the public spec describes the public API, not the test controls.
+ALWAYS_OPEN = frozenset({"mockHealth", "publicSpecYaml", "publicSpecJson"})
 
 
 def _routes(
-    spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: set[str] | None
+    spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: frozenset[str] | None
 ) -> list[Route]:
     table = []
     for path, operations in spec.paths().items():
         runners = {
             op.method: OperationRunner(
-                pipeline, op, handlers[op.operation_id], public, op.operation_id not in UNGUARDED
+                pipeline, op, handlers[op.operation_id], public, op.operation_id not in ALWAYS_OPEN
             )
             for op in operations
             if keep is None or op.operation_id in keep
@@ -42,17 +42,11 @@ def _routes(
     return table
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own 404 and 405 (unknown path, or a route's method) in the contract's body."""
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 (no route matches) in the contract's body. Its 405 never happens: every route is
+    a PathEndpoint that answers every method itself, with the spec's `Allow`."""
     assert isinstance(exc, HTTPException)
-    headers = dict(exc.headers or {})
-    if exc.status_code == 405:
-        error: MethodNotAllowed | NotFound = MethodNotAllowed(
-            f"Method {request.method} is not allowed here.", headers=headers
-        )
-    else:
-        error = NotFound(f"No such path: {request.url.path}.", headers=headers)
-    return json_response(error.status, error.body(), error.headers)
+    return error_response(NotFound(f"No such path: {request.url.path}.", headers=exc.headers))
 
 
 def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
@@ -75,8 +69,8 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     )
     admin_handlers = admin.handlers(specs, sessions)
     table = _routes(specs.public, routes.HANDLERS, pipeline, public=True, keep=None)
-    table += _routes(specs.admin, admin_handlers, pipeline, public=False, keep=None if settings.admin else ALWAYS_ON)
-    app = Starlette(routes=table, exception_handlers={HTTPException: _http_error})
+    table += _routes(specs.admin, admin_handlers, pipeline, public=False, keep=None if settings.admin else ALWAYS_OPEN)
+    app = Starlette(routes=table, exception_handlers={HTTPException: _not_found})
     app.router.redirect_slashes = False  # a 307 would hide a path the spec lacks
     app.state.sessions = sessions
     app.state.specs = specs

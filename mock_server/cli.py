@@ -20,7 +20,7 @@ import uvicorn
 
 from .clock import parse_instant
 from .errors import ScenarioNotFound
-from .fixtures import ScenarioError, ScenarioLoader
+from .scenarios import ScenarioError, ScenarioLoader
 from .settings import Settings
 from .spec import load_specs
 

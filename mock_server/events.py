@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
+from .clock import parse_date
 from .errors import Detail, InvalidRequest, InvalidTransition
 from .models import CANCELED, PAID, PENDING, Event
 
@@ -58,7 +60,7 @@ def pay(event: Event, amount: Decimal | None, paid_at: date) -> Event:
         next_status(event, "pay_partially")  # a terminal event answers 409 before its amount is judged
         raise InvalidRequest(
             "The payment amount is invalid.",
-            [Detail("amount", f"must be more than 0, in cents, and at most the open balance {balance}")],
+            [Detail(("amount",), f"must be more than 0, in cents, and at most the open balance {balance}")],
         )
     action = "settle" if amount == balance else "pay_partially"
     status = next_status(event, action)
@@ -71,3 +73,50 @@ def pay(event: Event, amount: Decimal | None, paid_at: date) -> Event:
 def cancel(event: Event) -> Event:
     """The event canceled, with every instalment; paid_at stays null."""
     return _with_status(event, next_status(event, "cancel"), paid_at=None)
+
+
+def cross_check_event(data: dict[str, Any]) -> list[Detail]:
+    """What the schema cannot say about one schema-valid event (CONTRACT 3): consistent status and money."""
+    problems: list[Detail] = []
+    status = data.get("status", PENDING)
+    amounts = {
+        name: to_money(data.get(name, 0))
+        for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")
+    }
+    for name, amount in amounts.items():
+        if not has_cents_precision(amount):
+            problems.append(Detail((name,), f"{amount} has more than two decimal places"))
+    expected, discount, paid = amounts.values()
+    if discount != 0 and data["amortization_type"] != "present_amount":
+        problems.append(Detail(("total_discount_amount",), "must be 0 unless amortization_type is present_amount"))
+    if discount > expected:
+        problems.append(Detail(("total_discount_amount",), f"{discount} is more than total_expected_amount {expected}"))
+    elif paid > expected - discount:
+        problems.append(
+            Detail(
+                ("total_paid_amount",),
+                f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})",
+            )
+        )
+    for name in ("reference_date", "due_date", "paid_at"):
+        value = data.get(name)
+        if isinstance(value, str):
+            try:
+                parse_date(value)
+            except ValueError as exc:
+                problems.append(Detail((name,), str(exc)))
+    if status == PAID and not data.get("paid_at"):
+        problems.append(Detail(("paid_at",), "is required (a date) when status is paid"))
+    if status != PAID and data.get("paid_at"):
+        problems.append(Detail(("paid_at",), f"must be null when status is {status}"))
+    allowed = {PAID: {PAID}, CANCELED: {CANCELED}, PENDING: {PENDING, PAID}}[status]
+    for index, installment in enumerate(data["event_conciliation_list"]):
+        own = installment.get("event_conciliation_status", status)
+        if own not in allowed:
+            problems.append(
+                Detail(
+                    ("event_conciliation_list", index, "event_conciliation_status"),
+                    f"{own} contradicts the event's status {status}",
+                )
+            )
+    return problems

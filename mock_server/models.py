@@ -136,3 +136,13 @@ class Account:
     recipient_list: RecipientList | None = None
     outcomes: Outcomes = Outcomes()
     limit_update_requests: list[Proposal] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: the seed sessions start from."""
+
+    name: str
+    description: str
+    events: dict[str, Event] = field(default_factory=dict)
+    accounts: dict[str, Account] = field(default_factory=dict)

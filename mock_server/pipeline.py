@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
+from .encoding import encode_json, error_response, json_response
 from .errors import (
     ApiError,
     Detail,
@@ -27,8 +28,6 @@ from .errors import (
     MethodNotAllowed,
     ResponseValidationFailed,
     Unauthorized,
-    encode_json,
-    json_response,
 )
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
@@ -107,7 +106,7 @@ class OperationRunner:
         if problems:
             raise InvalidRequest(
                 "The X-Mock-Session header is invalid.",
-                [Detail("X-Mock-Session", p.message) for p in problems],
+                [Detail(("X-Mock-Session",), p.message) for p in problems],
             )
         return self.pipeline.sessions.get(name)
 
@@ -136,17 +135,17 @@ class OperationRunner:
                 query[param.name] = request.query_params[param.name]
                 problems += param.check.problems(query[param.name], (param.name,))
             elif param.required:
-                problems.append(Detail(param.name, "is required"))
+                problems.append(Detail((param.name,), "is required"))
         for param in self._headers:
             value = headers.get(param.name.lower())
             if value is not None:
                 problems += param.check.problems(value, (param.name,))
             elif param.required:
-                problems.append(Detail(param.name, "is required"))
+                problems.append(Detail((param.name,), "is required"))
         operation = self.operation
         if body is MISSING or operation.body is None:
             if body is MISSING and operation.body_required:
-                problems.append(Detail("", "a JSON body is required"))
+                problems.append(Detail((), "a JSON body is required"))
             body = None
         else:
             problems += operation.body.problems(body)
@@ -260,7 +259,7 @@ class PathEndpoint:
             error = MethodNotAllowed(
                 f"Method {request.method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
             )
-            response = json_response(error.status, error.body(), error.headers)
+            response = error_response(error)
         else:
             response = await runner(request)
         await response(scope, receive, send)

@@ -10,7 +10,8 @@ from .errors import ScenarioNotFound
 from .faults import Faults
 from .ids import IdSource
 from .journal import Journal
-from .store import Scenario, Store
+from .models import Scenario
+from .store import Store
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256

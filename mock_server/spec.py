@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from .documents import is_valid_document
-from .errors import Detail
+from .errors import Detail, FieldPath
 from .resources import data_path
 
 if TYPE_CHECKING:
@@ -47,18 +47,7 @@ def _document_format(value: object) -> bool:
     return not isinstance(value, str) or is_valid_document(value)
 
 
-def field_path(parts: Iterable[str | int]) -> str:
-    """`("limit", "pix", "withdraw", 1, "amount")` -> `limit.pix.withdraw[1].amount`."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -> list[Detail]:
+def _details(errors: Iterable[ValidationError], prefix: FieldPath) -> list[Detail]:
     """One detail per problem, naming the field itself (a missing or unknown key included)."""
     details: list[Detail] = []
     for error in errors:
@@ -66,35 +55,36 @@ def _details(errors: Iterable[ValidationError], prefix: tuple[str | int, ...]) -
         if error.validator == "required" and isinstance(error.instance, dict):
             for name in error.validator_value:  # type: ignore[union-attr]
                 if name not in error.instance:
-                    details.append(Detail(field_path((*path, name)), "is required"))
+                    details.append(Detail((*path, name), "is required"))
         elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = error.schema.get("properties", {})  # type: ignore[union-attr]
             for name in error.instance:
                 if name not in known:
-                    details.append(Detail(field_path((*path, name)), "is not a known field"))
+                    details.append(Detail((*path, name), "is not a known field"))
         elif error.validator == "enum":  # CONTRACT 1's layout: 'payed' is not one of pending_conciliation, paid, ...
             allowed = ", ".join(str(v) for v in error.validator_value)  # type: ignore[union-attr]
-            details.append(Detail(field_path(path), f"{error.instance!r} is not one of {allowed}"))
+            details.append(Detail(path, f"{error.instance!r} is not one of {allowed}"))
         elif error.validator == "format" and error.validator_value == "br-document":
             message = f"{error.instance!r} is not a valid CPF or CNPJ (wrong check digits, or one repeated digit)"
-            details.append(Detail(field_path(path), message))
+            details.append(Detail(path, message))
         else:
-            details.append(Detail(field_path(path), error.message))
+            details.append(Detail(path, error.message))
     return details
 
 
 def _one_per_field(details: Iterable[Detail]) -> list[Detail]:
     """CONTRACT 2: one entry per invalid field; several problems of one field are joined in its message."""
-    messages: dict[str, list[str]] = {}
+    messages: dict[FieldPath, list[str]] = {}
     for detail in details:
-        found = messages.setdefault(detail.field, [])
+        found = messages.setdefault(detail.path, [])
         if detail.message not in found:
             found.append(detail.message)
-    return [Detail(name, "; ".join(found)) for name, found in sorted(messages.items())]
+    merged = [Detail(path, "; ".join(found)) for path, found in messages.items()]
+    return sorted(merged, key=lambda d: d.field)
 
 
-def _is_within(field: str, parent: str) -> bool:
-    return not parent or field == parent or field.startswith((parent + ".", parent + "["))
+def _is_within(path: FieldPath, parent: FieldPath) -> bool:
+    return path[: len(parent)] == parent
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +101,14 @@ class SchemaCheck:
     validator: Draft202012Validator
     fast: jsonschema_rs.Validator
 
-    def problems(self, instance: Any, prefix: tuple[str | int, ...] = ()) -> list[Detail]:
+    def problems(self, instance: Any, prefix: FieldPath = ()) -> list[Detail]:
         if self.fast.is_valid(instance):
             return []
         details = _details(self.validator.iter_errors(instance), prefix)
-        explained = [d.field for d in details]
+        explained = [d.path for d in details]
         for error in self.fast.iter_errors(instance):
-            where = field_path(prefix + tuple(error.instance_path))
-            if not any(_is_within(field, where) for field in explained):
+            where = prefix + tuple(error.instance_path)
+            if not any(_is_within(path, where) for path in explained):
                 details.append(Detail(where, error.message))
         return _one_per_field(details)
 

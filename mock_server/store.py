@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -25,20 +24,10 @@ from .errors import (
     RecipientListNotFound,
     RecipientNotFound,
 )
-from .models import Account, Event, Limits, Outcome, Proposal, Recipient, RecipientList
+from .models import Account, Event, Limits, Outcome, Proposal, Recipient, RecipientList, Scenario
 
 # Proposals kept per account: enough for any test to inspect, bounded for long fuzz runs.
 MAX_PROPOSALS_PER_ACCOUNT = 1000
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A validated scenario: the seed sessions start from."""
-
-    name: str
-    description: str
-    events: dict[str, Event] = field(default_factory=dict)
-    accounts: dict[str, Account] = field(default_factory=dict)
 
 
 class Store:

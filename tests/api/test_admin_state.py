@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from mock_server.fixtures import ScenarioLoader
+from mock_server.scenarios import ScenarioLoader
 
 ACCOUNT = "0001-123456"
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"

@@ -17,14 +17,12 @@ from typing import Any, ClassVar
 import yaml
 
 from .body import decode_json_text
-from .clock import parse_date
 from .documents import canonical_document
-from .errors import Detail
-from .events import has_cents_precision, to_money
-from .models import CANCELED, PAID, PENDING
+from .errors import Detail, FieldPath
+from .events import cross_check_event
+from .models import Scenario
 from .shapes import account_from_scenario, event_from_scenario, uuid_text
 from .spec import FastSafeLoader, SchemaCheck, Specs
-from .store import Scenario
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -126,81 +124,18 @@ def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
     return marks
 
 
-# `events[3].status` -> "3": which event a problem belongs to.
-_EVENT_ITEM = re.compile(r"^events\[(\d+)\]")
-
-
-def _parse_path(field: str) -> tuple[str | int, ...]:
-    """`accounts[0].limit.pix` -> ("accounts", 0, "limit", "pix")."""
-    parts: list[str | int] = []
-    for piece in field.replace("[", ".[").split("."):
-        if not piece:
-            continue
-        parts.append(int(piece[1:-1]) if piece.startswith("[") else piece)
-    return tuple(parts)
-
-
-def cross_check_event(data: dict[str, Any]) -> list[Detail]:
-    """What the schema cannot say about one schema-valid event (CONTRACT 3): consistent status and money."""
-    problems: list[Detail] = []
-    status = data.get("status", PENDING)
-    amounts = {
-        name: to_money(data.get(name, 0))
-        for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")
-    }
-    for name, amount in amounts.items():
-        if not has_cents_precision(amount):
-            problems.append(Detail(name, f"{amount} has more than two decimal places"))
-    expected, discount, paid = amounts.values()
-    if discount != 0 and data["amortization_type"] != "present_amount":
-        problems.append(Detail("total_discount_amount", "must be 0 unless amortization_type is present_amount"))
-    if discount > expected:
-        problems.append(Detail("total_discount_amount", f"{discount} is more than total_expected_amount {expected}"))
-    elif paid > expected - discount:
-        problems.append(
-            Detail(
-                "total_paid_amount",
-                f"{paid} is more than total_expected_amount - total_discount_amount ({expected - discount})",
-            )
-        )
-    for name in ("reference_date", "due_date", "paid_at"):
-        value = data.get(name)
-        if isinstance(value, str):
-            try:
-                parse_date(value)
-            except ValueError as exc:
-                problems.append(Detail(name, str(exc)))
-    if status == PAID and not data.get("paid_at"):
-        problems.append(Detail("paid_at", "is required (a date) when status is paid"))
-    if status != PAID and data.get("paid_at"):
-        problems.append(Detail("paid_at", f"must be null when status is {status}"))
-    allowed = {PAID: {PAID}, CANCELED: {CANCELED}, PENDING: {PENDING, PAID}}[status]
-    for index, installment in enumerate(data["event_conciliation_list"]):
-        own = installment.get("event_conciliation_status", status)
-        if own not in allowed:
-            problems.append(
-                Detail(
-                    f"event_conciliation_list[{index}].event_conciliation_status",
-                    f"{own} contradicts the event's status {status}",
-                )
-            )
-    return problems
-
-
 def _duplicates(
-    items: Iterable[tuple[tuple[int, ...], Any]], field: str, what: str, normalize: Callable[[str], str] = str
+    items: Iterable[tuple[FieldPath, Any]], what: str, normalize: Callable[[str], str] = str
 ) -> list[Detail]:
-    """Each text value met before, named by `field` formatted with its item's indexes. Names are made only
-    for a duplicate: a big scenario has hundreds of thousands of keys and, normally, none twice. A value
-    that is not text is the schema's to report."""
+    """Each text value met before, at its path. A value that is not text is the schema's to report."""
     seen: set[str] = set()
     problems = []
-    for indexes, raw in items:
+    for path, raw in items:
         if not isinstance(raw, str):
             continue
         value = normalize(raw)
         if value in seen:
-            problems.append(Detail(field.format(*indexes), f"{what} {value} appears more than once"))
+            problems.append(Detail(path, f"{what} {value} appears more than once"))
         seen.add(value)
     return problems
 
@@ -215,33 +150,27 @@ def uniqueness_problems(data: dict[str, Any]) -> list[Detail]:
     elsewhere in an item must not hide that its key is taken twice."""
     events = _dicts(data.get("events"))
     accounts = _dicts(data.get("accounts"))
-    problems = _duplicates(
-        (((i,), e.get("extraordinary_event_conciliation_key")) for i, e in events),
-        "events[{}].extraordinary_event_conciliation_key",
-        "event key",
-        uuid_text,
-    )
+    key = "extraordinary_event_conciliation_key"
+    problems = _duplicates(((("events", i, key), e.get(key)) for i, e in events), "event key", uuid_text)
     problems += _duplicates(
         (
-            ((i, j), c.get("event_conciliation_key"))
+            (("events", i, "event_conciliation_list", j, "event_conciliation_key"), c.get("event_conciliation_key"))
             for i, e in events
             for j, c in _dicts(e.get("event_conciliation_list"))
         ),
-        "events[{}].event_conciliation_list[{}].event_conciliation_key",
         "event_conciliation_key",
         uuid_text,
     )
-    problems += _duplicates((((i,), a.get("account_id")) for i, a in accounts), "accounts[{}].account_id", "account_id")
+    problems += _duplicates(((("accounts", i, "account_id"), a.get("account_id")) for i, a in accounts), "account_id")
     for i, account in accounts:
         recipient_list = account.get("recipient_list")
         recipients = _dicts(recipient_list.get("recipients") if isinstance(recipient_list, dict) else None)
-        base = f"accounts[{i}].recipient_list.recipients"
+        base = ("accounts", i, "recipient_list", "recipients")
         problems += _duplicates(
-            (((j,), r.get("recipient_id")) for j, r in recipients), base + "[{}].recipient_id", "recipient_id"
+            (((*base, j, "recipient_id"), r.get("recipient_id")) for j, r in recipients), "recipient_id"
         )
         problems += _duplicates(
-            (((j,), r.get("document_number")) for j, r in recipients),
-            base + "[{}].document_number",
+            (((*base, j, "document_number"), r.get("document_number")) for j, r in recipients),
             "document number",
             canonical_document,
         )
@@ -250,9 +179,7 @@ def uniqueness_problems(data: dict[str, Any]) -> list[Detail]:
 
 def event_problems(events: Iterable[tuple[int, dict[str, Any]]]) -> list[Detail]:
     """The cross-checks of each (schema-valid) event, named by its place in the scenario's list."""
-    return [
-        Detail(f"events[{index}].{d.field}", d.message) for index, event in events for d in cross_check_event(event)
-    ]
+    return [d.within("events", index) for index, event in events for d in cross_check_event(event)]
 
 
 def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
@@ -281,8 +208,8 @@ class ScenarioLoader:
             return schema_problems
         events = data.get("events", [])
         checked: list[Detail] = []
-        if isinstance(events, list) and not any(d.field == "events" for d in schema_problems):
-            faulty = {int(m.group(1)) for d in schema_problems if (m := _EVENT_ITEM.match(d.field))}
+        if isinstance(events, list) and not any(d.path == ("events",) for d in schema_problems):
+            faulty = {d.path[1] for d in schema_problems if d.path[:1] == ("events",) and len(d.path) > 1}
             checked = event_problems((i, event) for i, event in enumerate(events) if i not in faulty)
         return schema_problems + checked + uniqueness_problems(data)
 
@@ -315,7 +242,7 @@ class ScenarioLoader:
             marks = _marks(text)
             problems = []
             for detail in details:
-                path = _parse_path(detail.field)
+                path = detail.path
                 while path not in marks and path:
                     path = path[:-1]
                 line, column = marks.get(path, (1, 1))
