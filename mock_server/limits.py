@@ -6,13 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 
-from .models import Limits, LimitWindow
-
-AWAITING_NOTIFICATION = "awaiting_notification_period"
-NOT_APPLICABLE = "not_applicable"
-APPLIED = "applied"
-AUTOMATICALLY_APPROVED = "automatically_approved"
-CREATED = "created"
+from .models import AWAITING_NOTIFICATION, NOT_APPLICABLE, Limits, LimitWindow
 
 
 def parse_start_time(value: str) -> time:

@@ -17,11 +17,23 @@ PIX_MODES = (
 )
 RECIPIENT_LIST_MODE = "transaction"
 
+# Every status word the mock writes, in one place.
+# Events and their instalments (interface 2.1, 3.1):
 PENDING = "pending_conciliation"
 PAID = "paid"
 CANCELED = "canceled"
 EVENT_STATUSES = (PENDING, PAID, CANCELED)
 EXTRAORDINARY_EVENT = "extraordinary_event"
+# Proposals and recipients (interface 2.4, 2.5: the values its examples show; the enumerations are open):
+AUTOMATICALLY_APPROVED = "automatically_approved"
+AWAITING_NOTIFICATION = "awaiting_notification_period"
+NOT_APPLICABLE = "not_applicable"
+APPLIED = "applied"
+CREATED = "created"
+# A proposal's status field is named after what it changes (CONTRACT 2: the list's answer uses recipient_status).
+ACCOUNT_TARGET = "account"
+RECIPIENT_LIST_TARGET = "recipient_list"
+PROPOSAL_STATUS_FIELD = {ACCOUNT_TARGET: "limit_update_request_status", RECIPIENT_LIST_TARGET: "recipient_status"}
 
 
 class LimitWindow(NamedTuple):

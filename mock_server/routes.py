@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from .errors import EventNotFoundPublic
-from .models import Proposal
+from .errors import EventNotFound, EventNotFoundPublic
 from .pipeline import Call, Handler, Reply
-from .shapes import event_to_public, limits_from_json
-
-
-def _proposal_reply(proposal: Proposal, status_field: str) -> Reply:
-    return Reply(
-        201,
-        {
-            "limit_update_request_id": proposal.limit_update_request_id,
-            "analysis_status": proposal.analysis_status,
-            "client_notification_status": proposal.client_notification_status,
-            status_field: proposal.status,
-            "event_date": proposal.event_date,
-        },
-    )
+from .shapes import event_to_public, limits_from_json, proposal_to_public, recipient_to_public
 
 
 def get_extraordinary_event(call: Call) -> Reply:
     key = call.path["extraordinary_event_conciliation_key"]
-    event = call.session.store.find_event(key.lower())
-    if event is None:
-        raise EventNotFoundPublic(f"No extraordinary amortization exists for key {key}.")
+    try:
+        event = call.session.store.event(key)
+    except EventNotFound:
+        # The interface's own code for this operation (4.1); the admin API says event_not_found.
+        raise EventNotFoundPublic(f"No extraordinary amortization exists for key {key}.") from None
     return Reply(200, event_to_public(event))
 
 
@@ -42,7 +30,7 @@ def create_limit_update_request(call: Call) -> Reply:
     proposal = session.store.request_limit_update(
         call.path["account_id"], limits_from_json(call.body["pix"]), call.now, session.ids.new_uuid
     )
-    return _proposal_reply(proposal, "limit_update_request_status")
+    return Reply(201, proposal_to_public(proposal))
 
 
 def create_recipient_list(call: Call) -> Reply:
@@ -57,16 +45,7 @@ def add_recipient(call: Call) -> Reply:
     recipient = session.store.add_recipient(
         call.path["account_id"], call.body["document_number"], call.now, session.ids.new_uuid
     )
-    return Reply(
-        201,
-        {
-            "recipient_id": recipient.recipient_id,
-            "analysis_status": recipient.analysis_status,
-            "client_notification_status": recipient.client_notification_status,
-            "recipient_status": recipient.recipient_status,
-            "event_date": recipient.event_date,
-        },
-    )
+    return Reply(201, recipient_to_public(recipient))
 
 
 def remove_recipient(call: Call) -> Reply:
@@ -79,8 +58,7 @@ def create_recipient_list_limit_update_request(call: Call) -> Reply:
     proposal = session.store.request_recipient_list_limit_update(
         call.path["account_id"], limits_from_json(call.body["pix"]), call.now, session.ids.new_uuid
     )
-    # The interface's example names the status recipient_status here (2.5), not limit_update_request_status.
-    return _proposal_reply(proposal, "recipient_status")
+    return Reply(201, proposal_to_public(proposal))
 
 
 HANDLERS: dict[str, Handler] = {

@@ -12,9 +12,15 @@ from typing import Any
 from .clock import parse_date
 from .documents import canonical_document
 from .events import to_money
-from .limits import AUTOMATICALLY_APPROVED, CREATED, NOT_APPLICABLE
 from .models import (
+    ACCOUNT_TARGET,
+    APPLIED,
+    AUTOMATICALLY_APPROVED,
+    CREATED,
+    NOT_APPLICABLE,
     PENDING,
+    PROPOSAL_STATUS_FIELD,
+    RECIPIENT_LIST_TARGET,
     Account,
     Event,
     Installment,
@@ -37,10 +43,12 @@ def limits_from_json(pix: dict[str, Any]) -> Limits:
     }
 
 
+def window_to_json(window: LimitWindow) -> dict[str, Any]:
+    return {"start_time": window.start_time, "amount": window.amount}
+
+
 def limits_to_json(limits: Limits) -> dict[str, Any]:
-    return {
-        mode: [{"start_time": w.start_time, "amount": w.amount} for w in windows] for mode, windows in limits.items()
-    }
+    return {mode: [window_to_json(w) for w in windows] for mode, windows in limits.items()}
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -116,9 +124,10 @@ def event_to_scenario(event: Event) -> dict[str, Any]:
 
 # --- accounts -----------------------------------------------------------------------------------
 
+# A scenario's `outcomes` entry -> the name of the status field it overrides.
 _OUTCOME_STATUS_FIELD = {
-    "limit_update_request": "limit_update_request_status",
-    "recipient_list_limit_update_request": "recipient_status",
+    "limit_update_request": PROPOSAL_STATUS_FIELD[ACCOUNT_TARGET],
+    "recipient_list_limit_update_request": PROPOSAL_STATUS_FIELD[RECIPIENT_LIST_TARGET],
     "recipient": "recipient_status",
 }
 
@@ -136,32 +145,38 @@ def _outcome_to_json(outcome: Outcome, status_field: str) -> dict[str, str]:
     return {name: value for name, value in pairs if value is not None}
 
 
-def _proposal_status_field(target: str) -> str:
-    return "limit_update_request_status" if target == "account" else "recipient_status"
+def proposal_to_public(proposal: Proposal) -> dict[str, Any]:
+    """The answer to a limit change of the account (interface 2.4) or of its recipient list (2.5)."""
+    return {
+        "limit_update_request_id": proposal.limit_update_request_id,
+        "analysis_status": proposal.analysis_status,
+        "client_notification_status": proposal.client_notification_status,
+        PROPOSAL_STATUS_FIELD[proposal.target]: proposal.status,
+        "event_date": proposal.event_date,
+    }
 
 
 def proposal_to_json(proposal: Proposal) -> dict[str, Any]:
+    """The proposal as the state export keeps it: the public answer plus what it targeted and proposed."""
+    public = proposal_to_public(proposal)
     return {
-        "limit_update_request_id": proposal.limit_update_request_id,
+        "limit_update_request_id": public.pop("limit_update_request_id"),
         "target": proposal.target,
         "pix": limits_to_json(proposal.pix),
-        "analysis_status": proposal.analysis_status,
-        "client_notification_status": proposal.client_notification_status,
-        _proposal_status_field(proposal.target): proposal.status,
-        "event_date": proposal.event_date,
+        **public,
     }
 
 
 def _proposal_from_json(data: dict[str, Any]) -> Proposal:
     target = data["target"]
-    default_status = "applied" if target == "account" else CREATED
+    default_status = APPLIED if target == ACCOUNT_TARGET else CREATED
     return Proposal(
         limit_update_request_id=data["limit_update_request_id"],
         target=target,
         pix=limits_from_json(data["pix"]),
         analysis_status=data["analysis_status"],
         client_notification_status=data["client_notification_status"],
-        status=data.get(_proposal_status_field(target), default_status),
+        status=data.get(PROPOSAL_STATUS_FIELD[target], default_status),
         event_date=data["event_date"],
     )
 
@@ -178,16 +193,29 @@ def _recipient_from_json(data: dict[str, Any]) -> Recipient:
     )
 
 
-def _recipient_to_json(recipient: Recipient) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def recipient_to_public(recipient: Recipient) -> dict[str, Any]:
+    """The answer to adding a recipient (interface 2.5)."""
+    return {
         "recipient_id": recipient.recipient_id,
-        "document_number": recipient.document_number,
-        "recipient_status": recipient.recipient_status,
         "analysis_status": recipient.analysis_status,
         "client_notification_status": recipient.client_notification_status,
+        "recipient_status": recipient.recipient_status,
+        "event_date": recipient.event_date,
     }
-    if recipient.event_date is not None:
-        out["event_date"] = recipient.event_date
+
+
+def _recipient_to_json(recipient: Recipient) -> dict[str, Any]:
+    """The recipient as a scenario file lists it: the public answer plus its document number (event_date
+    only when known: a scenario's own recipients may have none)."""
+    public = recipient_to_public(recipient)
+    out: dict[str, Any] = {
+        "recipient_id": public.pop("recipient_id"),
+        "document_number": recipient.document_number,
+        "recipient_status": public.pop("recipient_status"),
+        **public,
+    }
+    if recipient.event_date is None:
+        del out["event_date"]
     return out
 
 

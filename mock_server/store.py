@@ -7,9 +7,10 @@ what it changed (copy on write), so a new session or a reset costs nothing, what
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from decimal import Decimal
+from typing import TypeVar
 
 from . import events as event_rules
 from . import limits as limit_rules
@@ -19,12 +20,31 @@ from .errors import (
     AccountAlreadyRegistered,
     AccountNotFound,
     EventAlreadyExists,
+    EventNotFound,
     RecipientAlreadyInList,
     RecipientListAlreadyExists,
     RecipientListNotFound,
     RecipientNotFound,
 )
-from .models import Account, Event, Limits, Outcome, Proposal, Recipient, RecipientList, Scenario
+from .models import (
+    ACCOUNT_TARGET,
+    APPLIED,
+    AUTOMATICALLY_APPROVED,
+    CREATED,
+    NOT_APPLICABLE,
+    RECIPIENT_LIST_TARGET,
+    Account,
+    Event,
+    Limits,
+    Outcome,
+    Proposal,
+    Recipient,
+    RecipientList,
+    Scenario,
+)
+from .shapes import uuid_text
+
+T = TypeVar("T")
 
 # Proposals kept per account: enough for any test to inspect, bounded for long fuzz runs.
 MAX_PROPOSALS_PER_ACCOUNT = 1000
@@ -48,15 +68,19 @@ class Store:
     # --- events -------------------------------------------------------------------------------
 
     def find_event(self, key: str) -> Event | None:
+        """The event of `key` (any letter case), or None."""
+        key = uuid_text(key)
         event = self._events.get(key)
         return event if event is not None else self.seed.events.get(key)
 
+    def event(self, key: str) -> Event:
+        event = self.find_event(key)
+        if event is None:
+            raise EventNotFound(f"No event {key}.")
+        return event
+
     def all_events(self) -> Iterator[Event]:
-        for key, event in self.seed.events.items():
-            yield self._events.get(key, event)
-        for key, event in self._events.items():
-            if key not in self.seed.events:
-                yield event
+        return _overlay(self.seed.events, self._events)
 
     def add_event(self, event: Event) -> Event:
         if self.find_event(event.key) is not None:
@@ -88,11 +112,7 @@ class Store:
         return account
 
     def all_accounts(self) -> Iterator[Account]:
-        for account_id, account in self.seed.accounts.items():
-            yield self._accounts.get(account_id, account)
-        for account_id, account in self._accounts.items():
-            if account_id not in self.seed.accounts:
-                yield account
+        return _overlay(self.seed.accounts, self._accounts)
 
     def register_account(self, account_id: str, registration_date: str, limits: Limits, now: datetime) -> Account:
         if account_id in self._accounts or account_id in self.seed.accounts:
@@ -104,9 +124,9 @@ class Store:
     def request_limit_update(self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]) -> Proposal:
         account = self._writable_account(account_id)
         proposal = _proposal(
-            new_id(), "account", account.limits, pix, account.outcomes.limit_update_request, limit_rules.APPLIED, now
+            new_id(), ACCOUNT_TARGET, account.limits, pix, account.outcomes.limit_update_request, APPLIED, now
         )
-        if proposal.status == limit_rules.APPLIED:
+        if proposal.status == APPLIED:
             account.limits = limit_rules.apply_change(account.limits, pix)
         _remember(account, proposal)
         return proposal
@@ -136,9 +156,9 @@ class Store:
             recipient_id=new_id(),
             document_number=document_number,
             document_key=key,
-            recipient_status=outcome.status or limit_rules.CREATED,
-            analysis_status=outcome.analysis_status or limit_rules.AUTOMATICALLY_APPROVED,
-            client_notification_status=outcome.client_notification_status or limit_rules.NOT_APPLICABLE,
+            recipient_status=outcome.status or CREATED,
+            analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
+            client_notification_status=outcome.client_notification_status or NOT_APPLICABLE,
             event_date=timestamp(now),
         )
         self._recipient_list(self._writable_account(account_id)).add(recipient)
@@ -156,15 +176,15 @@ class Store:
         account = self._writable_account(account_id)
         proposal = _proposal(
             new_id(),
-            "recipient_list",
+            RECIPIENT_LIST_TARGET,
             current,
             pix,
             account.outcomes.recipient_list_limit_update_request,
-            limit_rules.CREATED,
+            CREATED,
             now,
         )
         # The list's proposal has no "applied" status of its own: it takes effect when approved.
-        if proposal.analysis_status == limit_rules.AUTOMATICALLY_APPROVED:
+        if proposal.analysis_status == AUTOMATICALLY_APPROVED:
             self._recipient_list(account).limits = limit_rules.apply_change(current, pix)
         _remember(account, proposal)
         return proposal
@@ -177,7 +197,7 @@ def _proposal(
         limit_update_request_id=proposal_id,
         target=target,
         pix=pix,
-        analysis_status=outcome.analysis_status or limit_rules.AUTOMATICALLY_APPROVED,
+        analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
         client_notification_status=outcome.client_notification_status or limit_rules.notification_status(current, pix),
         status=outcome.status or default_status,
         event_date=timestamp(now),
@@ -188,3 +208,13 @@ def _remember(account: Account, proposal: Proposal) -> None:
     account.limit_update_requests.append(proposal)
     if len(account.limit_update_requests) > MAX_PROPOSALS_PER_ACCOUNT:
         del account.limit_update_requests[0]
+
+
+def _overlay(seed: Mapping[str, T], own: Mapping[str, T]) -> Iterator[T]:
+    """The seed's records in their order, each replaced by the session's copy where it has one, then the
+    session's new records."""
+    for key, record in seed.items():
+        yield own.get(key, record)
+    for key, record in own.items():
+        if key not in seed:
+            yield record

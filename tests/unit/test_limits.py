@@ -7,8 +7,6 @@ from datetime import UTC, datetime, time, timedelta, timezone
 import pytest
 
 from mock_server.limits import (
-    AWAITING_NOTIFICATION,
-    NOT_APPLICABLE,
     apply_change,
     evaluate,
     goes_up,
@@ -16,7 +14,7 @@ from mock_server.limits import (
     parse_start_time,
     window_in_force,
 )
-from mock_server.models import LimitWindow
+from mock_server.models import AWAITING_NOTIFICATION, NOT_APPLICABLE, LimitWindow
 
 BRT = timezone(timedelta(hours=-3))
 DAY = LimitWindow("06:00:00-03:00", 500000)
