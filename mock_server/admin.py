@@ -1,6 +1,7 @@
-"""The test-control API under /__mock (admin/openapi.yaml): one handler per operationId.
+"""The test-control API under /__mock (admin/openapi.yaml): one handler per operationId, and their table.
 
-Like the public handlers they only parse, call the session's store or rules, and shape the answer.
+Like the public handlers they only parse, call the session's store or rules, and shape the answer; what
+they need beyond the session (the scenarios, the specs) comes with the call's server context.
 """
 
 from __future__ import annotations
@@ -12,14 +13,20 @@ import yaml
 
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
-from .errors import Detail, EventNotFound, InvalidRequest, LimitNotFound
+from .errors import Detail, InvalidRequest, LimitNotFound
 from .events import cross_check_event, to_money
 from .limits import evaluate
-from .models import RECIPIENT_LIST_MODE, Event
+from .models import RECIPIENT_LIST_MODE
 from .pipeline import Call, Handler, Reply
-from .sessions import Session, Sessions
-from .shapes import account_to_scenario, event_from_scenario, event_to_public, event_to_scenario, uuid_text
-from .spec import Specs
+from .sessions import Session
+from .shapes import (
+    account_to_scenario,
+    event_from_scenario,
+    event_to_public,
+    event_to_scenario,
+    uuid_text,
+    window_to_json,
+)
 from .store import Store
 
 YAML = "application/yaml"
@@ -36,13 +43,6 @@ def _parsed(parse: Callable[[str], T], body: dict[str, Any], name: str) -> T:
         return parse(body[name])
     except ValueError as exc:
         raise InvalidRequest("The request is invalid.", [Detail((name,), str(exc))]) from None
-
-
-def _event(session: Session, key: str) -> Event:
-    event = session.store.find_event(key.lower())
-    if event is None:
-        raise EventNotFound(f"No event {key}.")
-    return event
 
 
 def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail]:
@@ -71,142 +71,161 @@ def state_of(session: Session) -> dict[str, Any]:
     }
 
 
-def handlers(specs: Specs, sessions: Sessions) -> dict[str, Handler]:
-    """The admin handlers, bound to the registry (reset and scenario listing need it)."""
+def health(call: Call) -> Reply:
+    return _status(call.session)
 
-    def health(call: Call) -> Reply:
-        return _status(call.session)
 
-    def reset(call: Call) -> Reply:
-        name = (call.body or {}).get("scenario")
-        call.session.reset(sessions.scenario(name) if name is not None else None)
-        return _status(call.session)
+def reset(call: Call) -> Reply:
+    name = (call.body or {}).get("scenario")
+    call.session.reset(call.server.sessions.scenario(name) if name is not None else None)
+    return _status(call.session)
 
-    def list_scenarios(call: Call) -> Reply:
-        return Reply(
-            200,
-            {
-                "active": call.session.scenario.name,
-                "scenarios": [{"name": s.name, "description": s.description} for s in sessions.scenarios.values()],
-            },
-        )
 
-    def get_state(call: Call) -> Reply:
-        state = state_of(call.session)
-        if call.query.get("format") == "yaml":
-            # ASCII with escapes: PyYAML writes NEL (U+0085) and U+2028/9 raw, and reads them back as line breaks.
-            return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=False), media_type=YAML)
-        return Reply(200, state)
+def list_scenarios(call: Call) -> Reply:
+    return Reply(
+        200,
+        {
+            "active": call.session.scenario.name,
+            "scenarios": [
+                {"name": s.name, "description": s.description} for s in call.server.sessions.scenarios.values()
+            ],
+        },
+    )
 
-    def create_event(call: Call) -> Reply:
-        store = call.session.store
-        problems = cross_check_event(call.body)
-        given = call.body.get("extraordinary_event_conciliation_key")
-        if not problems and not (given and store.find_event(uuid_text(given))):  # an existing key: 409 below
-            problems = _conciliation_key_clashes(store, call.body)
-        if problems:
-            raise InvalidRequest("The event is inconsistent.", problems)
-        key = given or call.session.ids.new_uuid()
-        event = store.add_event(event_from_scenario(call.body, key))
-        return Reply(201, event_to_public(event))
 
-    def pay_event(call: Call) -> Reply:
-        body = call.body or {}
-        event = _event(call.session, call.path["key"])
-        amount = to_money(body["amount"]) if "amount" in body else None
-        paid_at = _parsed(parse_date, body, "paid_at") if "paid_at" in body else local_date(call.now)
-        return Reply(200, event_to_public(call.session.store.pay_event(event, amount, paid_at)))
+def get_state(call: Call) -> Reply:
+    state = state_of(call.session)
+    if call.query.get("format") == "yaml":
+        # ASCII with escapes: PyYAML writes NEL (U+0085) and U+2028/9 raw, and reads them back as line breaks.
+        return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=False), media_type=YAML)
+    return Reply(200, state)
 
-    def cancel_event(call: Call) -> Reply:
-        event = _event(call.session, call.path["key"])
-        return Reply(200, event_to_public(call.session.store.cancel_event(event)))
 
-    def get_account(call: Call) -> Reply:
-        return Reply(200, account_to_scenario(call.session.store.account(call.path["account_id"])))
+def create_event(call: Call) -> Reply:
+    store = call.session.store
+    problems = cross_check_event(call.body)
+    given = call.body.get("extraordinary_event_conciliation_key")
+    if not problems and not (given and store.find_event(given)):  # an existing key: 409 below
+        problems = _conciliation_key_clashes(store, call.body)
+    if problems:
+        raise InvalidRequest("The event is inconsistent.", problems)
+    key = given or call.session.ids.new_uuid()
+    event = store.add_event(event_from_scenario(call.body, key))
+    return Reply(201, event_to_public(event))
 
-    def evaluate_limit(call: Call) -> Reply:
-        body = call.body
-        account = call.session.store.account(call.path["account_id"])
-        mode = body["mode"]
-        at = _parsed(parse_instant, body, "at") if "at" in body else call.now
-        list_limits = None
-        document = body.get("document_number")
-        if document is not None and mode == RECIPIENT_LIST_MODE and account.recipient_list is not None:
-            key = canonical_document(document)
-            if account.recipient_list.holds_document(key):
-                list_limits = account.recipient_list.limits
-        verdict = evaluate(account.limits, list_limits, mode, body["amount"], at)
-        if verdict is None:
-            raise LimitNotFound(f"Account {account.account_id} has no {mode} limit.")
-        return Reply(
-            200,
-            {
-                "allowed": verdict.allowed,
-                "limit_amount": verdict.limit_amount,
-                "window": {"start_time": verdict.window.start_time, "amount": verdict.window.amount},
-                "source": verdict.source,
-            },
-        )
 
-    def list_requests(call: Call) -> Reply:
-        return Reply(200, {"requests": call.session.journal.entries()})
+def pay_event(call: Call) -> Reply:
+    body = call.body or {}
+    event = call.session.store.event(call.path["key"])
+    amount = to_money(body["amount"]) if "amount" in body else None
+    paid_at = _parsed(parse_date, body, "paid_at") if "paid_at" in body else local_date(call.now)
+    return Reply(200, event_to_public(call.session.store.pay_event(event, amount, paid_at)))
 
-    def clear_requests(call: Call) -> Reply:
-        call.session.journal.clear()
-        return Reply(204)
 
-    def create_fault(call: Call) -> Reply:
-        body = call.body
-        fault = call.session.faults.add(
-            body["operation_id"], body.get("status"), body.get("body"), body.get("delay_ms", 0), body.get("times", 1)
-        )
-        return Reply(201, fault.to_json())
+def cancel_event(call: Call) -> Reply:
+    event = call.session.store.event(call.path["key"])
+    return Reply(200, event_to_public(call.session.store.cancel_event(event)))
 
-    def list_faults(call: Call) -> Reply:
-        return Reply(200, {"faults": [f.to_json() for f in call.session.faults.all()]})
 
-    def clear_faults(call: Call) -> Reply:
-        call.session.faults.clear()
-        return Reply(204)
+def get_account(call: Call) -> Reply:
+    return Reply(200, account_to_scenario(call.session.store.account(call.path["account_id"])))
 
-    def _clock(session: Session) -> Reply:
-        return Reply(200, {"now": timestamp(session.clock.now()), "frozen": session.clock.frozen})
 
-    def get_clock(call: Call) -> Reply:
-        return _clock(call.session)
+def evaluate_limit(call: Call) -> Reply:
+    body = call.body
+    account = call.session.store.account(call.path["account_id"])
+    mode = body["mode"]
+    at = _parsed(parse_instant, body, "at") if "at" in body else call.now
+    list_limits = None
+    document = body.get("document_number")
+    if document is not None and mode == RECIPIENT_LIST_MODE and account.recipient_list is not None:
+        key = canonical_document(document)
+        if account.recipient_list.holds_document(key):
+            list_limits = account.recipient_list.limits
+    verdict = evaluate(account.limits, list_limits, mode, body["amount"], at)
+    if verdict is None:
+        raise LimitNotFound(f"Account {account.account_id} has no {mode} limit.")
+    return Reply(
+        200,
+        {
+            "allowed": verdict.allowed,
+            "limit_amount": verdict.limit_amount,
+            "window": window_to_json(verdict.window),
+            "source": verdict.source,
+        },
+    )
 
-    def set_clock(call: Call) -> Reply:
-        now = call.body["now"]
-        call.session.clock.freeze(_parsed(parse_instant, call.body, "now") if now is not None else None)
-        return _clock(call.session)
 
-    def admin_spec(call: Call) -> Reply:
-        return Reply(200, text=specs.admin.text, media_type=YAML)
+def list_requests(call: Call) -> Reply:
+    return Reply(200, {"requests": call.session.journal.entries()})
 
-    def public_spec_yaml(call: Call) -> Reply:
-        return Reply(200, text=specs.public.text, media_type=YAML)
 
-    def public_spec_json(call: Call) -> Reply:
-        return Reply(200, text=specs.public.json_text, media_type="application/json")
+def clear_requests(call: Call) -> Reply:
+    call.session.journal.clear()
+    return Reply(204)
 
-    return {
-        "mockHealth": health,
-        "mockReset": reset,
-        "mockListScenarios": list_scenarios,
-        "mockGetState": get_state,
-        "mockCreateEvent": create_event,
-        "mockPayEvent": pay_event,
-        "mockCancelEvent": cancel_event,
-        "mockGetAccount": get_account,
-        "mockEvaluateLimit": evaluate_limit,
-        "mockListRequests": list_requests,
-        "mockClearRequests": clear_requests,
-        "mockCreateFault": create_fault,
-        "mockListFaults": list_faults,
-        "mockClearFaults": clear_faults,
-        "mockGetClock": get_clock,
-        "mockSetClock": set_clock,
-        "mockAdminSpec": admin_spec,
-        "publicSpecYaml": public_spec_yaml,
-        "publicSpecJson": public_spec_json,
-    }
+
+def create_fault(call: Call) -> Reply:
+    body = call.body
+    fault = call.session.faults.add(
+        body["operation_id"], body.get("status"), body.get("body"), body.get("delay_ms", 0), body.get("times", 1)
+    )
+    return Reply(201, fault.to_json())
+
+
+def list_faults(call: Call) -> Reply:
+    return Reply(200, {"faults": [f.to_json() for f in call.session.faults.all()]})
+
+
+def clear_faults(call: Call) -> Reply:
+    call.session.faults.clear()
+    return Reply(204)
+
+
+def _clock(session: Session) -> Reply:
+    return Reply(200, {"now": timestamp(session.clock.now()), "frozen": session.clock.frozen})
+
+
+def get_clock(call: Call) -> Reply:
+    return _clock(call.session)
+
+
+def set_clock(call: Call) -> Reply:
+    now = call.body["now"]
+    call.session.clock.freeze(_parsed(parse_instant, call.body, "now") if now is not None else None)
+    return _clock(call.session)
+
+
+def admin_spec(call: Call) -> Reply:
+    return Reply(200, text=call.server.specs.admin.text, media_type=YAML)
+
+
+def public_spec_yaml(call: Call) -> Reply:
+    return Reply(200, text=call.server.specs.public.text, media_type=YAML)
+
+
+def public_spec_json(call: Call) -> Reply:
+    return Reply(200, text=call.server.specs.public.json_text, media_type="application/json")
+
+
+HANDLERS: dict[str, Handler] = {
+    "mockHealth": health,
+    "mockReset": reset,
+    "mockListScenarios": list_scenarios,
+    "mockGetState": get_state,
+    "mockCreateEvent": create_event,
+    "mockPayEvent": pay_event,
+    "mockCancelEvent": cancel_event,
+    "mockGetAccount": get_account,
+    "mockEvaluateLimit": evaluate_limit,
+    "mockListRequests": list_requests,
+    "mockClearRequests": clear_requests,
+    "mockCreateFault": create_fault,
+    "mockListFaults": list_faults,
+    "mockClearFaults": clear_faults,
+    "mockGetClock": get_clock,
+    "mockSetClock": set_clock,
+    "mockAdminSpec": admin_spec,
+    "publicSpecYaml": public_spec_yaml,
+    "publicSpecJson": public_spec_json,
+}

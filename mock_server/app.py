@@ -14,7 +14,7 @@ from starlette.routing import Route
 from . import admin, routes
 from .encoding import error_response
 from .errors import NotFound
-from .pipeline import Handler, OperationRunner, PathEndpoint, Pipeline
+from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext
 from .scenarios import ScenarioLoader
 from .sessions import Sessions
 from .settings import Settings
@@ -26,13 +26,14 @@ ALWAYS_OPEN = frozenset({"mockHealth", "publicSpecYaml", "publicSpecJson"})
 
 
 def _routes(
-    spec: Spec, handlers: Mapping[str, Handler], pipeline: Pipeline, public: bool, keep: frozenset[str] | None
+    spec: Spec, handlers: Mapping[str, Handler], server: ServerContext, public: bool, keep: frozenset[str] | None
 ) -> list[Route]:
+    """One Route per spec path, answering each of its operations with the handler of that operationId."""
     table = []
     for path, operations in spec.paths().items():
         runners = {
             op.method: OperationRunner(
-                pipeline, op, handlers[op.operation_id], public, op.operation_id not in ALWAYS_OPEN
+                server, op, handlers[op.operation_id], public, op.operation_id not in ALWAYS_OPEN
             )
             for op in operations
             if keep is None or op.operation_id in keep
@@ -61,15 +62,9 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     finally:
         gc.enable()
     sessions = Sessions(scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock)
-    pipeline = Pipeline(
-        sessions=sessions,
-        session_check=specs.admin.check("#/components/schemas/SessionName"),
-        validate_responses=settings.validate_responses,
-        admin_token=settings.admin_token,
-    )
-    admin_handlers = admin.handlers(specs, sessions)
-    table = _routes(specs.public, routes.HANDLERS, pipeline, public=True, keep=None)
-    table += _routes(specs.admin, admin_handlers, pipeline, public=False, keep=None if settings.admin else ALWAYS_OPEN)
+    server = ServerContext(specs, settings, sessions, specs.admin.check("#/components/schemas/SessionName"))
+    table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
+    table += _routes(specs.admin, admin.HANDLERS, server, public=False, keep=None if settings.admin else ALWAYS_OPEN)
     app = Starlette(routes=table, exception_handlers={HTTPException: _not_found})
     app.router.redirect_slashes = False  # a 307 would hide a path the spec lacks
     app.state.sessions = sessions

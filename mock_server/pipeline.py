@@ -1,5 +1,7 @@
-"""The road every API call takes: session, faults, body, validation against the spec, the handler,
-the one error renderer, the journal and (optionally) the response check.
+"""The road every API call takes, as named steps over one `Exchange` (the request being answered):
+
+    authorize -> open the session -> injected fault? -> read the body -> validate against the spec
+    -> the handler -> respond (check against the spec, render, journal)
 
 Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays here.
 """
@@ -7,13 +9,14 @@ Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,26 +24,34 @@ from starlette.types import Receive, Scope, Send
 
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .encoding import encode_json, error_response, json_response
-from .errors import (
-    ApiError,
-    Detail,
-    InvalidRequest,
-    MethodNotAllowed,
-    ResponseValidationFailed,
-    Unauthorized,
-)
+from .errors import ApiError, Detail, InvalidRequest, MethodNotAllowed, ResponseValidationFailed, Unauthorized
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
+
+if TYPE_CHECKING:
+    from .settings import Settings
+    from .spec import Specs
 
 log = logging.getLogger("mock_server")
 # Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
 NO_CONTENT = frozenset({204, 205, 304})
 
 
+@dataclass(frozen=True)
+class ServerContext:
+    """What every request shares: the specs, the settings and the sessions (the one owner of state)."""
+
+    specs: Specs
+    settings: Settings
+    sessions: Sessions
+    session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
+
+
 @dataclass(slots=True)
 class Call:
     """A validated request, as a handler sees it."""
 
+    server: ServerContext
     session: Session
     path: dict[str, str]
     query: dict[str, str]
@@ -55,19 +66,29 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     text: str | None = None  # a non-JSON body (YAML), sent with `media_type`
     media_type: str | None = None
+    off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
+
+    @classmethod
+    def error(cls, error: ApiError) -> Reply:
+        return cls(error.status, error.body(), error.headers)
 
 
 Handler = Callable[[Call], Reply]
 
 
-@dataclass(frozen=True)
-class Pipeline:
-    """What every endpoint shares: the sessions, the session-header check, and the switches."""
+@dataclass(slots=True)
+class Exchange:
+    """One request on its way through the steps, and what they learned about it."""
 
-    sessions: Sessions
-    session_check: SchemaCheck
-    validate_responses: bool = False
-    admin_token: str | None = None
+    request: Request
+    headers: dict[str, str]  # by lower-case name
+    session: Session | None = None
+    received_at: datetime | None = None
+    raw_body: bytes = b""  # as it crossed the wire, for the journal
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("content-type")
 
 
 def _header_values(scope: Scope) -> dict[str, str]:
@@ -76,19 +97,13 @@ def _header_values(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
 
 
-async def _body_for_journal(request: Request, declared: str | None) -> bytes:
-    """What a faulted call sent, for the journal only; never an error."""
-    try:
-        return await read_bytes(request, declared)
-    except ApiError:
-        return b""
-
-
 class OperationRunner:
-    """One operation of a spec bound to its handler."""
+    """One operation of a spec bound to its handler: runs the steps for each request."""
 
-    def __init__(self, pipeline: Pipeline, operation: Operation, handler: Handler, public: bool, guarded: bool) -> None:
-        self.pipeline = pipeline
+    def __init__(
+        self, server: ServerContext, operation: Operation, handler: Handler, public: bool, guarded: bool
+    ) -> None:
+        self.server = server
         self.operation = operation
         self.handler = handler
         self.public = public  # journaled and open to faults
@@ -96,35 +111,105 @@ class OperationRunner:
         self._query = [p for p in operation.parameters if p.location == "query"]
         self._path = [p for p in operation.parameters if p.location == "path"]
         self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
+        # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
+        # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
 
-    def _session(self, headers: dict[str, str]) -> Session:
-        name = headers.get("x-mock-session")
-        if name is None:
-            return self.pipeline.sessions.get(DEFAULT_SESSION)
-        problems = self.pipeline.session_check.problems(name)
-        if problems:
-            raise InvalidRequest(
-                "The X-Mock-Session header is invalid.",
-                [Detail(("X-Mock-Session",), p.message) for p in problems],
-            )
-        return self.pipeline.sessions.get(name)
+    async def __call__(self, request: Request) -> Response:
+        exchange = Exchange(request, _header_values(request.scope))
+        try:
+            self._authorize(exchange)
+            self._open_session(exchange)
+            reply = await self._injected_fault(exchange) if self.public else None
+            if reply is None:
+                reply = await self._handle(exchange)
+        except ApiError as error:
+            reply = Reply.error(error)
+        except Exception as exc:  # a bug: still the contract's body, and the journal says so
+            log.exception("unexpected error in %s", self.operation.operation_id)
+            reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        return self._respond(exchange, reply)
 
-    def _authorize(self, headers: dict[str, str]) -> None:
-        token = self.pipeline.admin_token
-        if token is None or not self.guarded:
+    # --- the steps, in order ------------------------------------------------------------------------
+
+    def _authorize(self, exchange: Exchange) -> None:
+        token = self.server.settings.admin_token
+        if self.public or token is None or not self.guarded:
             return
-        given = headers.get("authorization", "")
-        scheme, _, credential = given.partition(" ")
+        scheme, _, credential = exchange.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), token.encode()):
             raise Unauthorized(
                 "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
             )
 
-    def _validate(
-        self, request: Request, headers: dict[str, str], body: Any
-    ) -> tuple[dict[str, str], dict[str, str], Any]:
-        """Path, query and body checked against the operation's own schemas: every problem at once."""
+    def _open_session(self, exchange: Exchange) -> None:
+        """The session the request names (X-Mock-Session, else `default`) and its clock's reading."""
+        name = exchange.headers.get("x-mock-session")
+        if name is None:
+            name = DEFAULT_SESSION
+        elif problems := self.server.session_check.problems(name):
+            raise InvalidRequest(
+                "The X-Mock-Session header is invalid.", [d.within("X-Mock-Session") for d in problems]
+            )
+        exchange.session = self.server.sessions.get(name)
+        exchange.received_at = exchange.session.clock.now()
+
+    async def _injected_fault(self, exchange: Exchange) -> Reply | None:
+        """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
+        or state change; what was sent is still journaled."""
+        assert exchange.session is not None
+        fault = exchange.session.faults.take(self.operation.operation_id)
+        if fault is None:
+            return None
+        if fault.delay_ms:
+            await asyncio.sleep(fault.delay_ms / 1000)
+        if fault.status is None:  # only the delay: the call goes on as usual
+            return None
+        body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
+        if self._takes_body:
+            with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
+                exchange.raw_body = await self._read(exchange)
+        return Reply(fault.status, body, off_spec=True)
+
+    async def _handle(self, exchange: Exchange) -> Reply:
+        """Read and validate the request, then let the operation's handler answer it."""
+        assert exchange.session is not None and exchange.received_at is not None
+        if self._takes_body:
+            exchange.raw_body = await self._read(exchange)
+        body = parse_json(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
+        path, query, body = self._validate(exchange, body)
+        return self.handler(Call(self.server, exchange.session, path, query, body, exchange.received_at))
+
+    def _respond(self, exchange: Exchange, reply: Reply) -> Response:
+        """The response the client gets (checked against the spec when asked), journaled first."""
+        if self.server.settings.validate_responses and not reply.off_spec:
+            reply = self._checked(reply)
+        if reply.text is not None:
+            response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        else:
+            response = json_response(reply.status, reply.body, reply.headers)
+        if self.public and exchange.session is not None and exchange.received_at is not None:
+            content_type = exchange.content_type
+            exchange.session.journal.record(
+                exchange.received_at,
+                exchange.request.method,
+                exchange.request.scope["path"],  # not request.url: building a URL costs more than the rest
+                self.operation.operation_id,
+                reply.status,
+                exchange.raw_body,
+                content_type is not None and is_json_media_type(content_type),
+                bytes(response.body),  # the same object: Response keeps bytes
+            )
+        return response
+
+    # --- what the steps use -------------------------------------------------------------------------
+
+    async def _read(self, exchange: Exchange) -> bytes:
+        return await read_bytes(exchange.request, exchange.headers.get("content-length"))
+
+    def _validate(self, exchange: Exchange, body: Any) -> tuple[dict[str, str], dict[str, str], Any]:
+        """Path, query, headers and body checked against the operation's own schemas: every problem at once."""
+        request = exchange.request
         problems: list[Detail] = []
         path = {p.name: request.path_params.get(p.name, "") for p in self._path}
         for param in self._path:
@@ -137,7 +222,7 @@ class OperationRunner:
             elif param.required:
                 problems.append(Detail((param.name,), "is required"))
         for param in self._headers:
-            value = headers.get(param.name.lower())
+            value = exchange.headers.get(param.name.lower())
             if value is not None:
                 problems += param.check.problems(value, (param.name,))
             elif param.required:
@@ -152,74 +237,6 @@ class OperationRunner:
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body
-
-    async def __call__(self, request: Request) -> Response:
-        session: Session | None = None
-        raw = b""
-        received_at: datetime | None = None
-        headers = _header_values(request.scope)
-        content_type = headers.get("content-type")
-        try:
-            if not self.public:
-                self._authorize(headers)
-            session = self._session(headers)
-            received_at = now = session.clock.now()
-            if self.public:
-                fault = session.faults.take(self.operation.operation_id)
-                if fault is not None:
-                    if fault.delay_ms:
-                        await asyncio.sleep(fault.delay_ms / 1000)
-                    if fault.status is not None:
-                        body = fault.default_body() if fault.body is None else fault.body
-                        if fault.status in NO_CONTENT:
-                            body = None  # HTTP forbids content with these statuses
-                        # Deliberately off-spec: never replaced by --validate-responses' 500.
-                        reply = Reply(fault.status, body)
-                        sent = (
-                            await _body_for_journal(request, headers.get("content-length")) if self._takes_body else b""
-                        )
-                        return self._finish(session, request, received_at, sent, content_type, reply, check=False)
-            # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no
-            # defined semantics there): judging it would answer a 413/415 the operation does not document.
-            raw = await read_bytes(request, headers.get("content-length")) if self._takes_body else b""
-            body = parse_json(raw, content_type) if raw else MISSING
-            path, query, body = self._validate(request, headers, body)
-            reply = self.handler(Call(session, path, query, body, now))
-        except ApiError as error:
-            reply = Reply(error.status, error.body(), error.headers)
-        except Exception as exc:  # a bug: still the contract's body, and the journal says so
-            log.exception("unexpected error in %s", self.operation.operation_id)
-            reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
-        return self._finish(session, request, received_at, raw, content_type, reply)
-
-    def _finish(
-        self,
-        session: Session | None,
-        request: Request,
-        received_at: datetime | None,
-        request_raw: bytes,
-        content_type: str | None,
-        reply: Reply,
-        check: bool = True,
-    ) -> Response:
-        if check and self.pipeline.validate_responses:
-            reply = self._checked(reply)
-        if reply.text is not None:
-            response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
-        else:
-            response = json_response(reply.status, reply.body, reply.headers)
-        if self.public and session is not None and received_at is not None:
-            session.journal.record(
-                received_at,
-                request.method,
-                request.scope["path"],  # not request.url: building a URL costs more than the rest
-                self.operation.operation_id,
-                reply.status,
-                request_raw,
-                content_type is not None and is_json_media_type(content_type),
-                bytes(response.body),  # the same object: Response keeps bytes
-            )
-        return response
 
     def _checked(self, reply: Reply) -> Reply:
         """The reply, or a documented 500 naming how it contradicts the spec (`--validate-responses`)."""
@@ -241,8 +258,7 @@ class OperationRunner:
             return reply
         message = f"The response of {self.operation.operation_id} does not match the spec: {'; '.join(problems)}."
         log.error("%s (status %s, body %r)", message, status, reply.body)
-        error = ResponseValidationFailed(message)
-        return Reply(error.status, error.body())
+        return Reply.error(ResponseValidationFailed(message))
 
 
 class PathEndpoint:

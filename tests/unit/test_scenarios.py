@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mock_server.scenarios import Problem, ScenarioError, ScenarioLoader
 from mock_server.models import CANCELED, PAID, PENDING
 from mock_server.resources import data_path
+from mock_server.scenarios import Problem, ScenarioError, ScenarioLoader
 from mock_server.spec import Specs
 
 # A small valid scenario; each test changes one line of it. Lines are numbered from 1.
