@@ -10,6 +10,7 @@ import copy
 import gc
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -18,6 +19,7 @@ from typing import Any
 
 import uvicorn
 
+from . import probe
 from .clock import parse_instant
 from .errors import ScenarioNotFound
 from .scenarios import ScenarioError, ScenarioLoader
@@ -25,6 +27,9 @@ from .settings import Settings
 from .spec import load_specs
 
 EXIT_INVALID = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+# Commands with their own options, parsed by probe.py (standard library only: they never load the server).
+PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main}
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -56,9 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "check"),
+        choices=("serve", "check", *PROBES),
         default="serve",
-        help="serve (default) or check the scenario files and exit",
+        help="serve (default); check the scenario files and exit; healthcheck (a container's HEALTHCHECK) or "
+        "wait URL (a CI start): see `mock-server healthcheck --help`, `mock-server wait --help`",
     )
     parser.add_argument(
         "--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)"
@@ -146,6 +152,14 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, banner: str) -> None:
         super().__init__(config)
         self._banner = banner
+        self.interrupted = False
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        # uvicorn stops gracefully, then raises the signal again: SIGTERM ends the process by the signal (a shell
+        # reports 143); SIGINT raises KeyboardInterrupt, or nothing when it is ignored (a background job of a
+        # non-interactive shell). serve() turns both SIGINT outcomes into one exit status, 130.
+        self.interrupted = self.interrupted or sig == signal.SIGINT
+        super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
         await super().startup(sockets)
@@ -194,13 +208,22 @@ def serve(settings: Settings) -> int:
         log_config=_log_config(),
     )
     server = _Server(config, banner)
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    if server.interrupted:
+        return EXIT_INTERRUPTED
+    # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments and arguments[0] in PROBES:
+        return PROBES[arguments[0]](arguments[1:])
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.log_level not in LOG_LEVELS:  # argparse checks `choices` of flags only, not of MOCK_SERVER_LOG_LEVEL
         parser.error(f"argument --log-level: invalid choice: {args.log_level!r} (choose from {', '.join(LOG_LEVELS)})")
     if args.command == "check":

@@ -1,0 +1,201 @@
+"""`mock-server healthcheck` and `mock-server wait`: is a mock server up and healthy, answered with an exit code.
+
+Standard library only (http.client, no proxies from the environment: the server is local to the caller), so a
+container HEALTHCHECK or a CI script pays no import of the server itself. Every network call has a timeout:
+neither command can hang.
+
+Exit codes: 0 healthy; 1 not healthy, with one line on stderr saying why; 2 a usage error (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HEALTH_PATH = "/__mock/health"
+UNHEALTHY = 1
+# `mock-server ready on URL (...)`: the line `serve` prints on stdout once its socket accepts requests.
+READY_LINE = re.compile(r"^mock-server ready on (?P<url>\S+) ", re.MULTILINE)
+# What a wildcard bind address is reached through from the same machine.
+LOOPBACK_FOR = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    healthy: bool
+    reason: str  # what was found, for the one line on stderr
+
+
+def check_health(base_url: str, timeout: float) -> Verdict:
+    """One GET of BASE_URL/__mock/health, bounded by `timeout` seconds (connect and read each)."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return Verdict(False, f"{base_url!r} is not an http:// or https:// URL")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        return Verdict(False, f"{base_url!r}: {exc}")
+    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_type(parts.hostname, port, timeout=max(timeout, 0.001))
+    url = f"{parts.path.rstrip('/')}{HEALTH_PATH}"
+    try:
+        connection.request("GET", url, headers={"Accept": "application/json"})
+        response = connection.getresponse()
+        body = response.read(64 * 1024)
+    except (OSError, http.client.HTTPException) as exc:
+        return Verdict(False, f"GET {base_url.rstrip('/')}{HEALTH_PATH}: {_describe(exc)}")
+    finally:
+        connection.close()
+    where = f"GET {base_url.rstrip('/')}{HEALTH_PATH}"
+    if response.status != 200:
+        return Verdict(False, f"{where} answered {response.status}: {body[:200].decode('utf-8', 'replace')}")
+    try:
+        status = json.loads(body).get("status")
+    except (ValueError, AttributeError):
+        status = None
+    if status != "ok":
+        return Verdict(False, f"{where} answered 200 but not a mock server's health: {body[:200]!r}")
+    return Verdict(True, f"{where}: ok")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (nothing listens there)"
+    if isinstance(exc, TimeoutError):
+        return "no answer within the timeout"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _process_gone(pid: int) -> bool:
+    """True when no process `pid` exists any more (an exited child not yet reaped still counts as gone:
+    its state is Z)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("Z", "X")
+
+
+def _url_from_ready_file(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    match = READY_LINE.search(text)
+    return match["url"] if match else None
+
+
+def wait(
+    url: str | None,
+    timeout: float,
+    interval: float = 0.1,
+    pid: int | None = None,
+    ready_file: Path | None = None,
+    attempt_timeout: float = 2.0,
+) -> Verdict:
+    """Poll until the server is healthy, the deadline passes, or (`pid`) the server process is gone.
+
+    With `ready_file`, the URL is read from the ready line `serve` writes there (so `--port 0` works, and a
+    server that never bound its port is never mistaken for another one that answers on it)."""
+    deadline = time.monotonic() + timeout
+    last = Verdict(False, "no attempt made")
+    while True:
+        target = url if url is not None else _url_from_ready_file(ready_file) if ready_file is not None else None
+        if target is None:
+            last = Verdict(False, f"no ready line in {ready_file} yet")
+        else:
+            left = deadline - time.monotonic()
+            last = check_health(target, min(attempt_timeout, max(left, 0.05)))
+            if last.healthy:
+                return Verdict(True, target.rstrip("/"))
+        if pid is not None and _process_gone(pid):
+            return Verdict(False, f"the server process {pid} exited before it was healthy ({last.reason})")
+        if time.monotonic() + interval > deadline:
+            return Verdict(False, f"not healthy within {timeout:g}s: {last.reason}")
+        time.sleep(interval)
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return number
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"MOCK_SERVER_{name}", default)
+
+
+def healthcheck_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mock-server healthcheck",
+        description="Exit 0 when the mock server at URL, or else the one configured here (flags or "
+        "MOCK_SERVER_HOST / MOCK_SERVER_PORT, as `serve` reads them), answers GET /__mock/health; else 1 with the "
+        "reason on stderr. One attempt, bounded by --timeout: for a container's HEALTHCHECK.",
+    )
+    parser.add_argument("url", nargs="?", help="the server's base URL (default: from --host and --port)")
+    parser.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="the server's --host (default %(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=_env("PORT", "8000"), help="the server's --port (default %(default)s)"
+    )
+    parser.add_argument("--timeout", type=_positive, default=3.0, help="seconds to wait for the answer (default 3)")
+    args = parser.parse_args(argv)
+    url = args.url
+    if url is None:
+        if not 0 < args.port < 65536:
+            print(
+                f"mock-server healthcheck: port {args.port} cannot be probed (give the port the server bound)",
+                file=sys.stderr,
+            )
+            return UNHEALTHY
+        host = LOOPBACK_FOR.get(args.host, args.host)
+        url = f"http://[{host}]:{args.port}" if ":" in host else f"http://{host}:{args.port}"
+    verdict = check_health(url, args.timeout)
+    if not verdict.healthy:
+        print(f"mock-server healthcheck: {verdict.reason}", file=sys.stderr, flush=True)
+        return UNHEALTHY
+    return 0
+
+
+def wait_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mock-server wait",
+        description="Wait until the mock server at URL answers GET URL/__mock/health, then print URL and exit 0; "
+        "exit 1 with the reason on stderr when the timeout passes first or the --pid process exits.",
+    )
+    parser.add_argument("url", nargs="?", help="the server's base URL, e.g. http://127.0.0.1:8000")
+    parser.add_argument(
+        "--ready-file",
+        type=Path,
+        help="read the URL from the ready line `mock-server serve` writes to this file (its stdout)",
+    )
+    parser.add_argument("--pid", type=int, help="give up at once when this process (the server) has exited")
+    parser.add_argument("--timeout", type=_positive, default=30.0, help="seconds to wait in all (default 30)")
+    parser.add_argument("--interval", type=_positive, default=0.1, help="seconds between attempts (default 0.1)")
+    args = parser.parse_args(argv)
+    if (args.url is None) == (args.ready_file is None):
+        parser.error("give either URL or --ready-file FILE")
+    verdict = wait(args.url, args.timeout, args.interval, args.pid, args.ready_file)
+    if not verdict.healthy:
+        print(f"mock-server wait: {verdict.reason}", file=sys.stderr, flush=True)
+        return UNHEALTHY
+    print(verdict.reason, flush=True)  # the URL: `URL=$(mock-server wait ...)`
+    return 0

@@ -1,0 +1,361 @@
+"""A CI start that cannot hang (issue 11): `mock-server wait` / `healthcheck`, the server's exit codes, and the
+README's shell recipe run for real against an unknown scenario, a busy port and a missing binary."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+README = REPOSITORY / "README.md"
+BIN = Path(sys.executable).parent  # the venv's bin: mock-server's console script lives beside the interpreter
+TIMEOUT = 60.0  # a test's own bound on a command; the commands' own timeouts are far below it
+READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
+
+
+def _env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MOCK_SERVER_", "MOCK_PORT"))}
+    env.update(overrides)
+    return env
+
+
+def mock_server(
+    *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mock_server", *args],
+        env=env or _env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A running `mock-server --port 0` and its URL; terminated afterwards."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mock_server", "--port", "0"],
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = READY.match(line)
+        assert match, f"no ready line: {line!r}"
+        yield proc, match["url"]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        proc.communicate(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something else listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve_forever(sock: socket.socket, answer: bytes | None) -> None:
+    """Accept connections on `sock`; answer each with `answer`, or (None) never answer at all."""
+    held = []
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except OSError:
+            break
+        held.append(conn)
+        if answer is not None:
+            conn.recv(65536)
+            conn.sendall(answer)
+            conn.close()
+    for conn in held:
+        conn.close()
+
+
+@pytest.fixture
+def fake_http() -> Iterator[Callable[[bytes | None], str]]:
+    sockets: list[socket.socket] = []
+
+    def start(answer: bytes | None) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        sockets.append(sock)
+        threading.Thread(target=_serve_forever, args=(sock, answer), daemon=True).start()
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for sock in sockets:
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+
+
+# --- exit codes of serve --------------------------------------------------------------------------------------
+
+
+def test_a_busy_port_exits_3(busy_port):
+    result = mock_server("--port", str(busy_port))
+    assert result.returncode == 3
+    assert "address already in use" in result.stderr
+    assert "ready" not in result.stdout
+
+
+def test_an_unknown_scenario_exits_2():
+    result = mock_server("--port", "0", "--scenario", "nope")
+    assert result.returncode == 2
+    assert "nope" in result.stderr
+
+
+def test_sigterm_finishes_and_ends_by_the_signal(server):
+    proc, _ = server
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGTERM  # a shell reports 143
+    assert "Traceback" not in err
+
+
+def test_sigint_exits_130_without_a_traceback(server):
+    proc, _ = server
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert "KeyboardInterrupt" not in err
+
+
+def test_sigint_exits_130_when_the_shell_ignores_it():
+    """A background job of a non-interactive shell starts with SIGINT ignored: uvicorn still stops on it."""
+    script = f'"{sys.executable}" -m mock_server --port 0 > /dev/null 2>&1 & pid=$!; sleep 3; kill -INT $pid; wait $pid'
+    result = subprocess.run(["bash", "-c", script], env=_env(), timeout=TIMEOUT, check=False)
+    assert result.returncode == 130
+
+
+# --- healthcheck ----------------------------------------------------------------------------------------------
+
+
+def test_healthcheck_of_a_running_server_by_url_flags_and_environment(server):
+    _, url = server
+    port = url.rsplit(":", 1)[1]
+    assert mock_server("healthcheck", url).returncode == 0
+    assert mock_server("healthcheck", "--port", port).returncode == 0
+    assert mock_server("healthcheck", env=_env(MOCK_SERVER_PORT=port)).returncode == 0
+    # the host a server binds to all interfaces with is probed on loopback
+    assert mock_server("healthcheck", env=_env(MOCK_SERVER_PORT=port, MOCK_SERVER_HOST="0.0.0.0")).returncode == 0
+
+
+def test_healthcheck_with_nothing_listening_exits_1_with_the_reason():
+    result = mock_server("healthcheck", "--port", str(free_port()))
+    assert result.returncode == 1
+    assert "connection refused" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_healthcheck_of_port_0_says_it_cannot_be_probed():
+    result = mock_server("healthcheck", env=_env(MOCK_SERVER_PORT="0"))
+    assert result.returncode == 1
+    assert "port 0" in result.stderr
+
+
+def test_healthcheck_is_bounded_when_the_server_never_answers(fake_http):
+    url = fake_http(None)
+    started = time.monotonic()
+    result = mock_server("healthcheck", url, "--timeout", "0.5")
+    assert result.returncode == 1
+    assert "no answer within the timeout" in result.stderr
+    assert time.monotonic() - started < 20  # 0.5 s plus an interpreter start, far from "forever"
+
+
+def test_healthcheck_of_something_that_is_not_a_mock_server_exits_1(fake_http):
+    not_found = fake_http(b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope")
+    result = mock_server("healthcheck", not_found)
+    assert result.returncode == 1
+    assert "answered 404" in result.stderr
+    other = fake_http(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+    result = mock_server("healthcheck", other)
+    assert result.returncode == 1
+    assert "not a mock server's health" in result.stderr
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "127.0.0.1:8000", "http://127.0.0.1:99999"])
+def test_healthcheck_of_a_url_that_cannot_be_probed_exits_1(url):
+    result = mock_server("healthcheck", url)
+    assert result.returncode == 1
+    assert result.stderr.startswith("mock-server healthcheck: ")
+
+
+# --- wait -----------------------------------------------------------------------------------------------------
+
+
+def test_wait_prints_the_url_once_healthy(server):
+    _, url = server
+    result = mock_server("wait", url + "/", "--timeout", "10")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{url}\n"
+
+
+def test_wait_gives_up_after_its_timeout():
+    url = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    result = mock_server("wait", url, "--timeout", "1")
+    assert result.returncode == 1
+    assert "not healthy within 1s" in result.stderr
+    assert "connection refused" in result.stderr
+    assert result.stdout == ""
+    assert time.monotonic() - started < 20
+
+
+def test_wait_is_bounded_when_the_server_never_answers(fake_http):
+    url = fake_http(None)
+    result = mock_server("wait", url, "--timeout", "1")
+    assert result.returncode == 1
+    assert "no answer within the timeout" in result.stderr
+
+
+def test_wait_stops_as_soon_as_the_server_process_is_gone(tmp_path):
+    log = tmp_path / "mock.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mock_server", "--port", "0", "--scenario", "nope"],
+            env=_env(),
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+    started = time.monotonic()
+    result = mock_server("wait", "--ready-file", str(log), "--pid", str(proc.pid), "--timeout", "50")
+    proc.wait(timeout=TIMEOUT)
+    assert result.returncode == 1
+    assert f"the server process {proc.pid} exited before it was healthy" in result.stderr
+    assert time.monotonic() - started < 40  # the process, not the 50 s timeout, ended the wait
+
+
+def test_wait_reads_the_url_from_the_ready_file(tmp_path):
+    log = tmp_path / "mock.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mock_server", "--port", "0"], env=_env(), stdout=out, stderr=subprocess.DEVNULL
+        )
+    try:
+        result = mock_server("wait", "--ready-file", str(log), "--pid", str(proc.pid), "--timeout", "30")
+        assert result.returncode == 0, result.stderr
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+\n", result.stdout)
+        assert mock_server("healthcheck", result.stdout.strip()).returncode == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("args", [(), ("http://x", "--ready-file", "f"), ("http://x", "--timeout", "0")])
+def test_wait_usage_errors_exit_2(args):
+    result = mock_server("wait", *args)
+    assert result.returncode == 2
+    assert "usage: mock-server wait" in result.stderr
+
+
+# --- the README's recipe --------------------------------------------------------------------------------------
+
+
+def readme_recipe() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"### Shell, in CI[^\n]*\n\n```sh\n(?P<script>.*?)```", text, re.DOTALL)
+    assert match, "README: the CI shell recipe is gone"
+    return match["script"]
+
+
+@pytest.fixture
+def recipe(tmp_path: Path):
+    """Runs the README's recipe in a fresh directory with a stand-in `pytest` that checks the mock it is given."""
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    seen = tmp_path / "pytest-saw"
+    (fake_bin / "pytest").write_text(
+        f'#!/bin/sh\n"{sys.executable}" -m mock_server healthcheck "$PIX_MOCK_URL" && echo "$PIX_MOCK_URL" > "{seen}"\n'
+        'exit "${FAKE_PYTEST_STATUS:-0}"\n'
+    )
+    (fake_bin / "pytest").chmod(0o755)
+    work = tmp_path / "ci"
+    work.mkdir()
+    script = readme_recipe()
+
+    def run(with_mock_server: bool = True, **env: str) -> tuple[subprocess.CompletedProcess[str], float, str | None]:
+        path = [str(fake_bin), "/usr/local/bin", "/usr/bin", "/bin"]
+        if with_mock_server:
+            path.insert(1, str(BIN))
+        else:
+            assert shutil.which("mock-server", path=os.pathsep.join(path)) is None
+        started = time.monotonic()
+        result = subprocess.run(
+            ["bash", "-c", script],
+            cwd=work,
+            env=_env(PATH=os.pathsep.join(path), **env),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        return result, time.monotonic() - started, seen.read_text().strip() if seen.exists() else None
+
+    return run
+
+
+def test_the_recipe_runs_the_tests_against_a_healthy_server(recipe):
+    result, _, tested_url = recipe()
+    assert result.returncode == 0, result.stderr
+    assert tested_url is not None and re.fullmatch(r"http://127\.0\.0\.1:\d+", tested_url)
+
+
+def test_the_recipe_exits_with_the_tests_status_when_they_fail(recipe):
+    result, _, tested_url = recipe(FAKE_PYTEST_STATUS="4")
+    assert result.returncode == 4
+    assert tested_url is not None
+
+
+def test_the_recipe_fails_fast_on_an_unknown_scenario(recipe):
+    result, took, tested_url = recipe(MOCK_SERVER_SCENARIO="nope")
+    assert result.returncode != 0
+    assert "No scenario named 'nope'" in result.stderr
+    assert "exited before it was healthy" in result.stderr
+    assert tested_url is None
+    assert took < 30  # the recipe's own timeout was not needed
+
+
+def test_the_recipe_fails_fast_on_a_busy_port(recipe, busy_port):
+    result, took, tested_url = recipe(MOCK_PORT=str(busy_port))
+    assert result.returncode != 0
+    assert "address already in use" in result.stderr
+    assert "exited before it was healthy" in result.stderr
+    assert tested_url is None
+    assert took < 30
+
+
+def test_the_recipe_fails_fast_without_the_binary(recipe):
+    result, took, tested_url = recipe(with_mock_server=False)
+    assert result.returncode == 127
+    assert "mock-server: command not found" in result.stderr
+    assert tested_url is None
+    assert took < 30
