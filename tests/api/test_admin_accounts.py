@@ -88,8 +88,9 @@ def test_get_an_account_of_another_session_is_404(client):
     assert_error(client.get("/__mock/accounts/mine", headers={"X-Mock-Session": "other"}), 404, "account_not_found")
 
 
-def test_get_an_account_with_an_id_over_64_characters_is_400(client):
-    assert_error(client.get(f"/__mock/accounts/{'a' * 65}"), 400, "invalid_request", ["account_id"])
+def test_get_an_account_with_an_id_over_64_characters_is_404(client):
+    """A path id is looked up whatever its length: never registered is account_not_found (issue 12 item 6)."""
+    assert_error(client.get(f"/__mock/accounts/{'a' * 65}"), 404, "account_not_found")
 
 
 # --- the window rule (the interface's own example) ------------------------------------------------

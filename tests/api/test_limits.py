@@ -500,12 +500,14 @@ def test_invalid_limit_update_is_rejected_and_changes_nothing(
     assert account_state(client, FULL_ACCOUNT).json() == before
 
 
-def test_account_id_path_over_64_characters_is_invalid_request(client: httpx.Client) -> None:
-    response = update(client, "a" * 65, withdraw=day_night(1, 1))
+def test_an_unknown_account_id_of_any_length_in_the_path_is_not_found(client: httpx.Client) -> None:
+    """Only registration bounds account_id (1-64, CONTRACT 2): in a path any id is looked up, and one never
+    registered is the contract's 404, not a 400."""
+    for account_id in ("a" * 65, "a" * 2000):
+        response = update(client, account_id, withdraw=day_night(1, 1))
 
-    assert response.status_code == 400
-    assert response.json()["code"] == "invalid_request"
-    assert fields(response) == ["account_id"]
+        assert response.status_code == 404
+        assert response.json()["code"] == "account_not_found"
 
 
 # --- outcomes: a scenario overrides the status values ---------------------------------------------

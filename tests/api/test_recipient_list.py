@@ -367,11 +367,13 @@ def test_recipient_of_another_account_is_not_found(client: httpx.Client) -> None
     assert len(recipient_documents(client, WITH_LIST)) == 2
 
 
-def test_recipient_id_over_64_characters_is_invalid_request(client: httpx.Client) -> None:
-    response = remove(client, WITH_LIST, "r" * 65)
+def test_an_unknown_recipient_id_of_any_length_is_not_found(client: httpx.Client) -> None:
+    """The interface states no bound on recipient_id: a long one is unknown (404), not malformed (400)."""
+    for recipient_id in ("r", "r" * 65, "r" * 2000):
+        response = remove(client, WITH_LIST, recipient_id)
 
-    assert_error(response, 400, "invalid_request")
-    assert fields(response) == ["recipient_id"]
+        assert_error(response, 404, "recipient_not_found")
+    assert len(recipient_documents(client, WITH_LIST)) == 2
 
 
 # --- createRecipientListLimitUpdateRequest --------------------------------------------------------
