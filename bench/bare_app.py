@@ -1,11 +1,11 @@
 """The baseline: a bare Starlette app answering the benchmark's three routes with fixed JSON bytes.
 
-Same framework, same server (uvicorn with the options mock_server/cli.py uses: no access log, no Server or
-Date header, lifespan off) and the same bytes as the mock's answers, but no session, validation, state,
-journal or encoding: what is left is the cost of HTTP, routing and Starlette itself. The POST routes read
-the body (as any server must) but do not parse it.
+Same framework, same server (uvicorn with the options of `mock_server.cli.uvicorn_config`, the function the
+mock serves with: no access log, no Server or Date header, lifespan off) and the same bytes as the mock's
+answers, but no session, validation, state, journal or encoding: what is left is the cost of HTTP, routing
+and Starlette itself. The POST routes read the body (as any server must) but do not parse it.
 
-    python bench/bare_app.py --port 8001
+    python -m bench.bare_app --port 8001
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from mock_server.cli import uvicorn_config
+from mock_server.settings import Settings
 
 # The mock's own answers for the default scenario (the ids and times of the POSTs are of the same length).
 EVENT = (
@@ -73,21 +76,11 @@ app = Starlette(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="bare Starlette baseline for bench/run.py")
+    parser = argparse.ArgumentParser(description="bare Starlette baseline for python -m bench.run")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     args = parser.parse_args(argv)
-    config = uvicorn.Config(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        date_header=False,
-        lifespan="off",
-    )
-    uvicorn.Server(config).run()
+    uvicorn.Server(uvicorn_config(app, Settings(host=args.host, port=args.port))).run()
     return 0
 
 

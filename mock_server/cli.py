@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from . import probe
 from .clock import parse_instant
@@ -179,6 +180,22 @@ def _log_config() -> dict[str, Any]:
     return config
 
 
+def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
+    """The uvicorn options the server runs with. bench/bare_app.py serves its baseline with them too, so the
+    benchmark's "bare Starlette" differs from the mock by the app alone."""
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        server_header=False,
+        date_header=False,
+        lifespan="off",
+        log_config=_log_config(),
+    )
+
+
 def serve(settings: Settings) -> int:
     from .app import create_app  # after argument errors are out of the way
 
@@ -196,18 +213,7 @@ def serve(settings: Settings) -> int:
     gc.freeze()
     scenario = app.state.sessions.scenarios[settings.scenario]
     banner = f"(scenario {scenario.name}: {len(scenario.events)} events, {len(scenario.accounts)} accounts)"
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=settings.access_log,
-        server_header=False,
-        date_header=False,
-        lifespan="off",
-        log_config=_log_config(),
-    )
-    server = _Server(config, banner)
+    server = _Server(uvicorn_config(app, settings), banner)
     try:
         server.run()
     except KeyboardInterrupt:
