@@ -46,8 +46,8 @@ clean:
 
 ## make bench: end-to-end benchmark over loopback with wrk (installed if missing) -> BENCHMARKS.md. Not part of CI.
 bench: $(STAMP)
-	$(BIN)/python bench/run.py --command "make bench"
+	$(BIN)/python -m bench.run --command "make bench"
 
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
-	$(BIN)/python bench/run.py --anchors --command "make bench-anchors"
+	$(BIN)/python -m bench.run --anchors --command "make bench-anchors"

@@ -1,5 +1,5 @@
 -- Shared by every bench script (loaded with dofile): wrk's `done` hook prints one machine-readable line
--- with the counts and the latency percentiles (microseconds) that bench/run.py parses.
+-- with the counts and the latency percentiles (microseconds) that bench/harness.py parses.
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

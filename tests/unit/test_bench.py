@@ -1,0 +1,91 @@
+"""The benchmark's pure parts: wrk's summary line, the report's verdicts, the generated scenarios (no load is run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.gen_scenario import event_key, write_scenario
+from bench.harness import WrkResult, parse_wrk
+from bench.report import Results, RunInfo, render
+from bench.sections import Load, ScaleRow, ServerRow, SessionsResult, Startup
+from mock_server.scenarios import ScenarioLoader
+from mock_server.spec import Specs
+
+WRK_LINE = (
+    'WRKJSON {"requests":20000,"duration_us":2000000,"bytes":1,"connect_errors":0,"read_errors":1,'
+    '"write_errors":0,"status_errors":2,"timeouts":3,"p50_us":1500,"p90_us":2500,"p99_us":4000,'
+    '"max_us":9000,"mean_us":1600.0}'
+)
+
+
+def result(rps: float, p50_ms: float = 2.0, errors: int = 0) -> WrkResult:
+    return WrkResult(int(rps * 10), 10.0, rps, p50_ms, p50_ms, p50_ms * 2, p50_ms * 3, errors)
+
+
+def test_the_wrk_summary_line_is_read_in_ms_and_req_per_s() -> None:
+    parsed = parse_wrk(WRK_LINE)
+    assert (parsed.requests, parsed.seconds, parsed.rps) == (20000, 2.0, 10000.0)
+    assert (parsed.p50_ms, parsed.p90_ms, parsed.p99_ms, parsed.max_ms) == (1.5, 2.5, 4.0, 9.0)
+    assert parsed.errors == 6  # socket errors, non-2xx answers and timeouts
+
+
+def report(servers: list[ServerRow], scale: list[ScaleRow] | None = None) -> str:
+    info = RunInfo("make bench", Load(), anchors=False, nice=0, pinned=True, tree=Path("/elsewhere"), elapsed_s=60)
+    results = Results(
+        servers=servers,
+        startup=Startup([0.3, 0.4, 0.35], [50.0, 52.0, 51.0]),
+        sessions=SessionsResult(25600, 20.0, 0, 50.0, 100.0, 100.0),
+        scale=scale or [],
+    )
+    return render(results, info)
+
+
+def target(text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"| {name}"))
+
+
+def test_the_ratios_are_to_the_bare_baseline_of_the_same_run() -> None:
+    bare = ServerRow("bare Starlette", "", results={"event lookup": result(10000), "limit change": result(10000)})
+    mock = ServerRow("mock default", "", results={"event lookup": result(7000), "limit change": result(3000)})
+    text = report([mock, bare])
+    assert "| mock default | event lookup | 7,000 | **0.70x** |" in text
+    assert target(text, "event lookup ≥ 0.6x").endswith("| 0.70x | **met** |")
+    assert target(text, "limit change ≥ 0.4x").endswith("| 0.30x | **MISSED** |")
+    assert target(text, "default config ≥ 4x Prism").endswith("| not measured |")
+    assert target(text, "start → first 200 ≤ 0.5 s").endswith("| 350 ms | **met** |")
+    assert "| 50.0 MB | 100.0 MB | 50.0 MB | 195 kB | 2.0 kB | ~500 MB (1000 requests x 256 sessions) |" in text
+    assert "at commit the tree in /elsewhere" in text
+
+
+def test_a_row_with_errors_gets_no_ratio() -> None:
+    bare = ServerRow("bare Starlette", "", results={"event lookup": result(10000)})
+    mock = ServerRow("mock default", "", results={"event lookup": result(7000, errors=5)})
+    text = report([mock, bare])
+    assert "| mock default | event lookup | 7,000 | n/a |" in text
+    assert target(text, "event lookup ≥ 0.6x").endswith("| n/a | not measured |")
+
+
+def test_scale_targets_compare_1m_with_1k_and_say_what_was_skipped() -> None:
+    scale = [
+        ScaleRow(1000, "json", 0.6, 0.1, 0.3, 55, 60, result(9000, p50_ms=3.0)),
+        ScaleRow(100_000, "json", 58.0, 1.5, 2.5, 200, 400, result(9000, p50_ms=3.3)),
+        ScaleRow(1_000_000, "json", skipped="skipped: would need about 20 GB"),
+    ]
+    text = report([], scale)
+    assert "| 1,000,000 | json | n/a | n/a | skipped: would need about 20 GB |" in text
+    assert target(text, "lookup latency at 1M events").endswith("| 1M not measured; at 100,000: 1.10x | not measured |")
+    assert target(text, "a 100k-event scenario loads in ≤ 3 s").endswith("| 2.5 s | **met** |")
+
+
+@pytest.mark.parametrize("syntax", ["yaml", "json"])
+def test_a_generated_scenario_loads_with_the_keys_a_load_generator_computes(
+    specs: Specs, tmp_path: Path, syntax: str
+) -> None:
+    write_scenario(40, tmp_path / "scale.yaml", syntax)
+    scenario = ScenarioLoader.from_specs(specs).load_directory(tmp_path)["scale"]
+    assert set(scenario.events) == {event_key(i) for i in range(40)}
+    if syntax == "json":
+        json.loads((tmp_path / "scale.yaml").read_text())  # JSON syntax indeed, which YAML includes
