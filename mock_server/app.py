@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -16,6 +17,7 @@ from .encoding import error_response
 from .errors import NotFound
 from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext
 from .scenarios import ScenarioLoader
+from .session_url import SessionPrefix
 from .sessions import Sessions
 from .settings import Settings
 from .spec import Spec, Specs, load_specs
@@ -65,7 +67,11 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     server = ServerContext(specs, settings, sessions, specs.admin.check("#/components/schemas/SessionName"))
     table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
     table += _routes(specs.admin, admin.HANDLERS, server, public=False, keep=None if settings.admin else ALWAYS_OPEN)
-    app = Starlette(routes=table, exception_handlers={HTTPException: _not_found})
+    app = Starlette(
+        routes=table,
+        exception_handlers={HTTPException: _not_found},
+        middleware=[Middleware(SessionPrefix)],  # /__session/{name}/... serves every route in session `name`
+    )
     app.router.redirect_slashes = False  # a 307 would hide a path the spec lacks
     app.state.sessions = sessions
     app.state.specs = specs

@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .encoding import encode_json, error_response, json_response
 from .errors import ApiError, Detail, InvalidRequest, MethodNotAllowed, ResponseValidationFailed, Unauthorized
+from .session_url import SESSION_KEY
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mock_server")
 # Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
 NO_CONTENT = frozenset({204, 205, 304})
+URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
 
 
 @dataclass(frozen=True)
@@ -143,14 +145,9 @@ class OperationRunner:
             )
 
     def _open_session(self, exchange: Exchange) -> None:
-        """The session the request names (X-Mock-Session, else `default`) and its clock's reading."""
-        name = exchange.headers.get("x-mock-session")
-        if name is None:
-            name = DEFAULT_SESSION
-        elif problems := self.server.session_check.problems(name):
-            raise InvalidRequest(
-                "The X-Mock-Session header is invalid.", [d.within("X-Mock-Session") for d in problems]
-            )
+        """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
+        and its clock's reading."""
+        name = self._session_name(exchange)
         exchange.session = self.server.sessions.get(name)
         exchange.received_at = exchange.session.clock.now()
 
@@ -203,6 +200,26 @@ class OperationRunner:
         return response
 
     # --- what the steps use -------------------------------------------------------------------------
+
+    def _session_name(self, exchange: Exchange) -> str:
+        """The name of X-Mock-Session and of the URL prefix (session_url.py), each checked like the other;
+        when both are given they must agree."""
+        header = exchange.headers.get("x-mock-session")
+        in_url: str | None = exchange.request.scope.get(SESSION_KEY)
+        problems: list[Detail] = []
+        if header is not None:
+            problems += [d.within("X-Mock-Session") for d in self.server.session_check.problems(header)]
+        if in_url is not None:
+            problems += [d.within(URL_SESSION_FIELD) for d in self.server.session_check.problems(in_url)]
+        if problems:
+            where = "X-Mock-Session header" if problems[0].path[0] == "X-Mock-Session" else "session name in the URL"
+            raise InvalidRequest(f"The {where} is invalid.", problems)
+        if header is not None and in_url is not None and header != in_url:
+            raise InvalidRequest(
+                "The X-Mock-Session header and the URL name different sessions.",
+                [Detail(("X-Mock-Session",), f"names session {header!r}, the URL names session {in_url!r}")],
+            )
+        return header or in_url or DEFAULT_SESSION
 
     async def _read(self, exchange: Exchange) -> bytes:
         return await read_bytes(exchange.request, exchange.headers.get("content-length"))
