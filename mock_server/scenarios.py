@@ -201,7 +201,7 @@ class ScenarioLoader:
         """Every problem of a parsed scenario document: the schema's; the consistency of every event the schema
         found well-formed (one malformed event must not hide the others' problems); and the uniqueness of
         every key, in every item that has one."""
-        schema_problems = self.scenario_check.problems(data)
+        schema_problems = self.scenario_check.problems(data, limit=None)
         if not schema_problems:
             return cross_check_scenario(data)
         if not isinstance(data, dict):
