@@ -1,0 +1,103 @@
+"""The CI recipes under examples/ci pass real linters, and each linter is shown to reject a broken copy.
+
+actionlint (GitHub Actions: syntax, expressions, which contexts a key may use, action versions), the real Docker
+Compose CLI's `config` (its own loader and schema), and check-jsonschema with the GitHub workflow, GitLab CI and
+Compose Spec schemas it ships. All are PyPI wheels in the `test` extra and need no network.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+RECIPES = Path(__file__).resolve().parents[2] / "examples" / "ci"
+BIN = Path(sys.executable).parent
+GITHUB = RECIPES / "github-actions.yml"
+COMPOSE = RECIPES / "docker-compose.yml"
+GITLAB = RECIPES / "gitlab-ci.yml"
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    assert path.exists(), f"{name} is missing from {BIN}: `make install` puts it there (pyproject's test extra)"
+    return str(path)
+
+
+def actionlint(path: Path) -> list[str]:
+    return [_tool("actionlint"), "-no-color", str(path)]
+
+
+def compose_config(path: Path) -> list[str]:
+    # Relative paths (the build context, the fixtures volume) resolve from examples/ci wherever the file is.
+    return [_tool("docker-compose"), "--project-directory", str(RECIPES), "--file", str(path), "config", "--quiet"]
+
+
+def schema(name: str) -> Callable[[Path], list[str]]:
+    def command(path: Path) -> list[str]:
+        return [_tool("check-jsonschema"), "--builtin-schema", f"vendor.{name}", str(path)]
+
+    return command
+
+
+LINTERS: list[tuple[str, Path, Callable[[Path], list[str]]]] = [
+    ("actionlint", GITHUB, actionlint),
+    ("github-workflows schema", GITHUB, schema("github-workflows")),
+    ("docker compose config", COMPOSE, compose_config),
+    ("compose-spec schema", COMPOSE, schema("compose-spec")),
+    ("gitlab-ci schema", GITLAB, schema("gitlab-ci")),
+]
+
+# One mistake per file that its linters must catch: a misspelt key each time.
+BREAKAGES = {
+    GITHUB: ("runs-on: ubuntu-latest", "run-on: ubuntu-latest"),
+    COMPOSE: ("start_period: 30s", "start_periode: 30s"),
+    GITLAB: ("  script:\n", "  scripts:\n"),
+}
+
+
+def lint(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=RECIPES)
+
+
+@pytest.mark.parametrize(("linter", "recipe", "command"), LINTERS, ids=[f"{p.name}-{n}" for n, p, _ in LINTERS])
+def test_the_recipe_passes_its_linter(linter: str, recipe: Path, command: Callable[[Path], list[str]]) -> None:
+    result = lint(command(recipe))
+    assert result.returncode == 0, f"{linter} rejects {recipe.name}:\n{result.stdout}{result.stderr}"
+
+
+@pytest.mark.parametrize(("linter", "recipe", "command"), LINTERS, ids=[f"{p.name}-{n}" for n, p, _ in LINTERS])
+def test_the_linter_rejects_a_broken_copy(
+    linter: str, recipe: Path, command: Callable[[Path], list[str]], tmp_path: Path
+) -> None:
+    good, bad = BREAKAGES[recipe]
+    text = recipe.read_text(encoding="utf-8")
+    assert good in text
+    broken = tmp_path / recipe.name
+    broken.write_text(text.replace(good, bad, 1), encoding="utf-8")
+    result = lint(command(broken))
+    assert result.returncode != 0, f"{linter} accepted a broken {recipe.name}"
+
+
+def _services(path: Path) -> dict[str, dict[str, object]]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return document["services"]  # type: ignore[no-any-return]
+
+
+def test_the_compose_mock_is_health_checked_and_configured_by_mock_server_variables() -> None:
+    mock = _services(COMPOSE)["pix-mock"]
+    assert mock["healthcheck"]["test"] == ["CMD", "mock-server", "healthcheck"]  # type: ignore[index]
+    assert all(name.startswith("MOCK_SERVER_") for name in mock["environment"])  # type: ignore[attr-defined]
+    assert mock["read_only"] is True
+    assert _services(COMPOSE)["tests"]["depends_on"] == {"pix-mock": {"condition": "service_healthy"}}
+
+
+def test_the_github_service_container_is_configured_by_mock_server_variables() -> None:
+    workflow = yaml.safe_load(GITHUB.read_text(encoding="utf-8"))
+    service = workflow["jobs"]["service-container"]["services"]["pix-mock"]
+    assert service["env"] and all(name.startswith("MOCK_SERVER_") for name in service["env"])
+    assert "pytest" in " ".join(step.get("run", "") for step in workflow["jobs"]["pytest-plugin"]["steps"])
