@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from . import assertions
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, InvalidRequest, LimitNotFound
@@ -38,7 +39,8 @@ def _status(session: Session) -> Reply:
 
 
 def _parsed(parse: Callable[[str], T], body: dict[str, Any], name: str) -> T:
-    """A date or instant of the body, or 400 naming it: the schema's `format` admits years Python cannot hold."""
+    """A date or instant of the body (or query), or 400 naming it: the schema's `format` admits years Python
+    cannot hold."""
     try:
         return parse(body[name])
     except ValueError as exc:
@@ -157,7 +159,10 @@ def evaluate_limit(call: Call) -> Reply:
 
 
 def list_requests(call: Call) -> Reply:
-    return Reply(200, {"requests": call.session.journal.entries()})
+    query = call.query
+    since = _parsed(parse_instant, query, "since") if "since" in query else None
+    status = int(query["status"]) if "status" in query else None
+    return Reply(200, {"requests": call.session.journal.entries(query.get("operation_id"), status, since)})
 
 
 def clear_requests(call: Call) -> Reply:
@@ -228,4 +233,5 @@ HANDLERS: dict[str, Handler] = {
     "mockAdminSpec": admin_spec,
     "publicSpecYaml": public_spec_yaml,
     "publicSpecJson": public_spec_json,
+    **assertions.HANDLERS,
 }

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from . import admin, routes
+from .coverage import Coverage, OperationDoc
 from .encoding import error_response
 from .errors import NotFound
 from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext
@@ -45,6 +46,13 @@ def _routes(
     return table
 
 
+def coverage_of(spec: Spec) -> Coverage:
+    """Empty coverage counts for every operation of the (public) spec, with the statuses it documents."""
+    return Coverage(
+        OperationDoc(op.operation_id, op.method, op.path, tuple(op.responses)) for op in spec.operations.values()
+    )
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     """Starlette's own 404 (no route matches) in the contract's body. Its 405 never happens: every route is
     a PathEndpoint that answers every method itself, with the spec's `Allow`."""
@@ -64,7 +72,9 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     finally:
         gc.enable()
     sessions = Sessions(scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock)
-    server = ServerContext(specs, settings, sessions, specs.admin.check("#/components/schemas/SessionName"))
+    server = ServerContext(
+        specs, settings, sessions, specs.admin.check("#/components/schemas/SessionName"), coverage_of(specs.public)
+    )
     table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
     table += _routes(specs.admin, admin.HANDLERS, server, public=False, keep=None if settings.admin else ALWAYS_OPEN)
     app = Starlette(
@@ -76,4 +86,5 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     app.state.sessions = sessions
     app.state.specs = specs
     app.state.settings = settings
+    app.state.coverage = server.coverage
     return app

@@ -8,11 +8,12 @@ from __future__ import annotations
 import argparse
 import copy
 import gc
+import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from starlette.types import ASGIApp
 
 from . import probe
 from .clock import parse_instant
+from .coverage import Coverage, markdown
 from .errors import ScenarioNotFound
 from .scenarios import ScenarioError, ScenarioLoader
 from .settings import Settings
@@ -117,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         default=_flag("validate_responses"),
         help="check every response against the spec; a violation is logged and answered as a 500",
     )
+    parser.add_argument(
+        "--coverage-report",
+        type=Path,
+        default=_env("coverage_report") or None,
+        metavar="FILE",
+        help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
+    )
     return parser
 
 
@@ -133,6 +142,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         log_level=args.log_level,
         access_log=args.log_level in ("info", "debug"),
         validate_responses=args.validate_responses,
+        coverage_report=args.coverage_report,
     )
 
 
@@ -150,9 +160,10 @@ def check(fixtures: Path) -> int:
 class _Server(uvicorn.Server):
     """Prints the ready line once the socket accepts requests, with the real port."""
 
-    def __init__(self, config: uvicorn.Config, banner: str) -> None:
+    def __init__(self, config: uvicorn.Config, banner: str, on_shutdown: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self._banner = banner
+        self._on_shutdown = on_shutdown
         self.interrupted = False
 
     def handle_exit(self, sig: int, frame: Any) -> None:
@@ -161,6 +172,13 @@ class _Server(uvicorn.Server):
         # non-interactive shell). serve() turns both SIGINT outcomes into one exit status, 130.
         self.interrupted = self.interrupted or sig == signal.SIGINT
         super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
+        # Here, not after run(): uvicorn re-raises SIGTERM/SIGINT once it has shut down, so nothing after
+        # run() would get to run when a signal stopped the server.
+        await super().shutdown(sockets)
+        if self._on_shutdown is not None:
+            self._on_shutdown()
 
     async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
         await super().startup(sockets)
@@ -213,7 +231,10 @@ def serve(settings: Settings) -> int:
     gc.freeze()
     scenario = app.state.sessions.scenarios[settings.scenario]
     banner = f"(scenario {scenario.name}: {len(scenario.events)} events, {len(scenario.accounts)} accounts)"
-    server = _Server(uvicorn_config(app, settings), banner)
+    report = settings.coverage_report
+    coverage = app.state.coverage
+    on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
+    server = _Server(uvicorn_config(app, settings), banner, on_shutdown)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -222,6 +243,16 @@ def serve(settings: Settings) -> int:
         return EXIT_INTERRUPTED
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
+
+
+def write_coverage_report(coverage: Coverage, path: Path) -> None:
+    """The coverage as CI keeps it: JSON when `path` ends in .json, else the Markdown report."""
+    report = coverage.report()
+    text = json.dumps(report, indent=2) + "\n" if path.suffix.lower() == ".json" else markdown(report) + "\n"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"mock-server: cannot write the coverage report: {exc}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

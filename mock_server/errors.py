@@ -147,3 +147,7 @@ class FaultNotFound(ApiError):
 
 class ResponseValidationFailed(ApiError):
     status, code = 500, "response_validation_failed"
+
+
+class VerificationFailed(ApiError):
+    status, code = 409, "verification_failed"

@@ -15,6 +15,8 @@ from .clock import timestamp
 from .errors import ApiError
 
 JOURNAL_SIZE = 1000
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
+REDACTED = "[redacted]"
 
 
 class _Entry(NamedTuple):
@@ -26,6 +28,7 @@ class _Entry(NamedTuple):
     request_raw: bytes
     request_is_json: bool
     response_raw: bytes
+    request_headers: dict[str, str]  # by lower-case name, as received; redacted when read
 
 
 def _decoded(raw: bytes, is_json: bool) -> Any:
@@ -38,6 +41,11 @@ def _decoded(raw: bytes, is_json: bool) -> Any:
         except ApiError:
             pass
     return raw.decode("utf-8", "replace")
+
+
+def _redacted(headers: dict[str, str]) -> dict[str, str]:
+    """The headers as received, credentials replaced: a journal is printed by failing tests and CI logs."""
+    return {name: REDACTED if name in SECRET_HEADERS else value for name, value in headers.items()}
 
 
 class Journal:
@@ -54,13 +62,28 @@ class Journal:
         request_raw: bytes,
         request_is_json: bool,
         response_raw: bytes,
+        *,
+        request_headers: dict[str, str] | None = None,
     ) -> None:
         self._entries.append(
-            _Entry(received_at, method, path, operation_id, status, request_raw, request_is_json, response_raw)
+            _Entry(
+                received_at,
+                method,
+                path,
+                operation_id,
+                status,
+                request_raw,
+                request_is_json,
+                response_raw,
+                request_headers or {},
+            )
         )
 
-    def entries(self) -> list[dict[str, Any]]:
-        """Oldest first, in the shape of the admin spec's JournalEntry."""
+    def entries(
+        self, operation_id: str | None = None, status: int | None = None, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Oldest first, in the shape of the admin spec's JournalEntry; only those of `operation_id`, answered
+        with `status`, received at or after `since`, when given."""
         return [
             {
                 "received_at": timestamp(e.received_at),
@@ -70,8 +93,12 @@ class Journal:
                 "status": e.status,
                 "request_body": _decoded(e.request_raw, e.request_is_json),
                 "response_body": _decoded(e.response_raw, True),
+                "request_headers": _redacted(e.request_headers),
             }
             for e in self._entries
+            if (operation_id is None or e.operation_id == operation_id)
+            and (status is None or e.status == status)
+            and (since is None or e.received_at >= since)
         ]
 
     def clear(self) -> None:

@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
+from .coverage import Coverage
 from .encoding import encode_json, error_response, json_response
 from .errors import ApiError, Detail, InvalidRequest, MethodNotAllowed, ResponseValidationFailed, Unauthorized
 from .session_url import SESSION_KEY
@@ -47,6 +48,7 @@ class ServerContext:
     settings: Settings
     sessions: Sessions
     session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
+    coverage: Coverage  # server-wide: what the public API answered, across sessions
 
 
 @dataclass(slots=True)
@@ -59,6 +61,7 @@ class Call:
     query: dict[str, str]
     body: Any  # the validated JSON body; None when the operation takes none or none was sent
     now: datetime  # the session clock's reading when the request arrived
+    headers: Mapping[str, str] = field(default_factory=dict)  # by lower-case name (content negotiation)
 
 
 @dataclass(slots=True)
@@ -175,7 +178,9 @@ class OperationRunner:
             exchange.raw_body = await self._read(exchange)
         body = parse_json(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
         path, query, body = self._validate(exchange, body)
-        return self.handler(Call(self.server, exchange.session, path, query, body, exchange.received_at))
+        return self.handler(
+            Call(self.server, exchange.session, path, query, body, exchange.received_at, exchange.headers)
+        )
 
     def _respond(self, exchange: Exchange, reply: Reply) -> Response:
         """The response the client gets (checked against the spec when asked), journaled first."""
@@ -196,8 +201,24 @@ class OperationRunner:
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
                 bytes(response.body),  # the same object: Response keeps bytes
+                request_headers=exchange.headers,
             )
+        if self.public:
+            self._cover(reply)
         return response
+
+    def _cover(self, reply: Reply) -> None:
+        """Count the answer in the server's coverage, with the fields a rejected request failed on."""
+        fields: list[str] = []
+        body = reply.body
+        if (
+            reply.status == 400
+            and not reply.off_spec
+            and isinstance(body, dict)
+            and body.get("code") == "invalid_request"
+        ):
+            fields = [d["field"] for d in body.get("details", ())]
+        self.server.coverage.record(self.operation.operation_id, reply.status, fields, injected=reply.off_spec)
 
     # --- what the steps use -------------------------------------------------------------------------
 

@@ -22,3 +22,4 @@ class Settings:
     log_level: str = "warning"
     access_log: bool = False
     validate_responses: bool = False
+    coverage_report: Path | None = None  # written when the server stops: JSON for *.json, else Markdown
