@@ -44,8 +44,9 @@ def _decoded(raw: bytes, is_json: bool) -> Any:
 
 
 def _redacted(headers: dict[str, str]) -> dict[str, str]:
-    """The headers as received, credentials replaced: a journal is printed by failing tests and CI logs."""
-    return {name: REDACTED if name in SECRET_HEADERS else value for name, value in headers.items()}
+    """The headers in the order sent, credentials replaced: a journal is printed by failing tests and CI logs.
+    (`headers` was built from the last header to the first, so that the first of a repeated one wins.)"""
+    return {name: REDACTED if name in SECRET_HEADERS else value for name, value in reversed(headers.items())}
 
 
 class Journal:

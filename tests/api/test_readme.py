@@ -144,6 +144,18 @@ def send(client: TestClient, curl: Curl) -> Answer:
     return client.request(curl.method, curl.url, headers=list(curl.headers), content=content)
 
 
+# The journal shows the request headers: the replay sends curl's own (curl 7.88.1, Debian 12's), not the test
+# client's, so the README shows what a reader's curl gets.
+CURL_HEADERS = (("User-Agent", "curl/7.88.1"), ("Accept", "*/*"))
+
+
+def sends_what_curl_sends(client: TestClient) -> None:
+    for name in list(client.headers):
+        del client.headers[name]
+    for name, value in CURL_HEADERS:
+        client.headers[name] = value
+
+
 def status_line(response: Answer) -> str:
     return f"HTTP/1.1 {response.status_code} {HTTPStatus(response.status_code).phrase}"
 
@@ -181,6 +193,7 @@ def test_the_readme_examples_reproduce_under_make_run_seed(specs: Specs) -> None
     app = create_app(Settings(seed=SEED, validate_responses=True), specs)
     report: list[str] = []
     with TestClient(app, raise_server_exceptions=True) as client:
+        sends_what_curl_sends(client)
         for example in found:
             responses = [send(client, curl) for curl in example.commands]
             problems = differences(example, responses)
