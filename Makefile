@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SEED ?= 1
 
-.PHONY: install run test lint fuzz bench bench-anchors clean
+.PHONY: install run test lint fuzz bench bench-anchors clean example
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,9 @@ bench: $(STAMP)
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
 	$(BIN)/python -m bench.run --anchors --command "make bench-anchors"
+
+## make example: the sample integrator project's tests against the mock, three ways (in-process, -n 2, external)
+example: $(STAMP)
+	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" pytest -q -p no:cacheprovider
+	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" pytest -q -p no:cacheprovider -n 2
+	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" ./run-against-external.sh -q -p no:cacheprovider

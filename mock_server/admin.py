@@ -78,8 +78,11 @@ def health(call: Call) -> Reply:
 
 
 def reset(call: Call) -> Reply:
-    name = (call.body or {}).get("scenario")
+    body = call.body or {}
+    name = body.get("scenario")
     call.session.reset(call.server.sessions.scenario(name) if name is not None else None)
+    if "seed" in body:
+        call.session.ids.reseed(body["seed"])
     return _status(call.session)
 
 

@@ -16,6 +16,11 @@ class IdSource:
         self._session = session
         self.reset()
 
+    def reseed(self, seed: int | None) -> None:
+        """From now on the sequence of `seed` (None: random), restarted."""
+        self._seed = seed
+        self.reset()
+
     def reset(self) -> None:
         """Restart the sequence: after a reset a seeded session hands out the same ids again."""
         # Unseeded, the generator is seeded once from the OS: uuid4() would make a system call per id,

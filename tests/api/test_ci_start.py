@@ -294,7 +294,8 @@ def recipe(tmp_path: Path):
     fake_bin.mkdir()
     seen = tmp_path / "pytest-saw"
     (fake_bin / "pytest").write_text(
-        f'#!/bin/sh\n"{sys.executable}" -m mock_server healthcheck "$PIX_MOCK_URL" && echo "$PIX_MOCK_URL" > "{seen}"\n'
+        f'#!/bin/sh\n"{sys.executable}" -m mock_server healthcheck "$MOCK_SERVER_URL"'
+        f' && echo "$MOCK_SERVER_URL" > "{seen}"\n'
         'exit "${FAKE_PYTEST_STATUS:-0}"\n'
     )
     (fake_bin / "pytest").chmod(0o755)

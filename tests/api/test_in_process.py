@@ -1,0 +1,29 @@
+"""The README's in-process recipe (issue 11): create_app(Settings(...)) behind httpx's ASGITransport, run as written."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_block() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"### In-process, without pytest[^\n]*\n.*?```python\n(?P<code>.*?)```", text, re.DOTALL)
+    assert match, "README: the in-process block is gone"
+    return match["code"]
+
+
+def test_the_readme_block_answers_from_the_app_with_no_socket():
+    source = "async def main():\n" + textwrap.indent(readme_block(), "    ") + "    return event, app\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    event, app = asyncio.run(namespace["main"]())
+    assert event.status_code == 200
+    assert len(event.json()["event_conciliation_list"]) == 3  # the payments scenario's first event
+    # the request went through the session URL, to session t1 only
+    assert app.state.sessions.get("t1").journal.entries()[0]["path"].startswith("/__session/t1/")
