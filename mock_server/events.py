@@ -76,22 +76,32 @@ def cancel(event: Event) -> Event:
 
 
 def cross_check_event(data: dict[str, Any]) -> list[Detail]:
-    """What the schema cannot say about one schema-valid event (CONTRACT 3): consistent status and money."""
+    """What the schema cannot say about one event (CONTRACT 3): consistent status and money.
+
+    Each rule runs on the fields it reads when they are well-formed, whatever else is wrong with the event
+    (a scenario's events are checked even when the schema found problems in them: every problem in one run);
+    a malformed field is the schema's to report."""
     problems: list[Detail] = []
     status = data.get("status", PENDING)
-    amounts = {
-        name: to_money(data.get(name, 0))
-        for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount")
-    }
-    for name, amount in amounts.items():
-        if not has_cents_precision(amount):
+    amounts: dict[str, Decimal | None] = {}
+    for name in ("total_expected_amount", "total_discount_amount", "total_paid_amount"):
+        value = data.get(name, None if name == "total_expected_amount" else 0)
+        amounts[name] = to_money(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        amount = amounts[name]
+        if amount is not None and amount.is_finite() and not has_cents_precision(amount):
             problems.append(Detail((name,), f"{amount} has more than two decimal places"))
     expected, discount, paid = amounts.values()
-    if discount != 0 and data["amortization_type"] != "present_amount":
+    amortization_type = data.get("amortization_type")
+    if (
+        discount is not None
+        and discount != 0
+        and isinstance(amortization_type, str)
+        and amortization_type != "present_amount"
+    ):
         problems.append(Detail(("total_discount_amount",), "must be 0 unless amortization_type is present_amount"))
-    if discount > expected:
+    if expected is not None and discount is not None and discount > expected:
         problems.append(Detail(("total_discount_amount",), f"{discount} is more than total_expected_amount {expected}"))
-    elif paid > expected - discount:
+    elif expected is not None and discount is not None and paid is not None and paid > expected - discount:
         problems.append(
             Detail(
                 ("total_paid_amount",),
@@ -105,14 +115,17 @@ def cross_check_event(data: dict[str, Any]) -> list[Detail]:
                 parse_date(value)
             except ValueError as exc:
                 problems.append(Detail((name,), str(exc)))
+    if status not in (PENDING, PAID, CANCELED):
+        return problems  # the schema says what is wrong with it; nothing else can be judged against it
     if status == PAID and not data.get("paid_at"):
         problems.append(Detail(("paid_at",), "is required (a date) when status is paid"))
     if status != PAID and data.get("paid_at"):
         problems.append(Detail(("paid_at",), f"must be null when status is {status}"))
     allowed = {PAID: {PAID}, CANCELED: {CANCELED}, PENDING: {PENDING, PAID}}[status]
-    for index, installment in enumerate(data["event_conciliation_list"]):
-        own = installment.get("event_conciliation_status", status)
-        if own not in allowed:
+    installments = data.get("event_conciliation_list")
+    for index, installment in enumerate(installments if isinstance(installments, list) else []):
+        own = installment.get("event_conciliation_status", status) if isinstance(installment, dict) else status
+        if isinstance(own, str) and own in (PENDING, PAID, CANCELED) and own not in allowed:
             problems.append(
                 Detail(
                     ("event_conciliation_list", index, "event_conciliation_status"),

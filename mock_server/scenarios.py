@@ -6,55 +6,23 @@ Problems are reported as `FILE:LINE:COLUMN: PATH: what is wrong`, every one of t
 
 from __future__ import annotations
 
-import math
-import re
+import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import yaml
-
-from .body import decode_json_text
 from .documents import canonical_document
-from .errors import Detail, FieldPath
+from .errors import Detail, FieldPath, field_path
 from .events import cross_check_event
 from .models import Scenario
+from .scenario_text import Located, Unreadable, read
 from .shapes import account_from_scenario, event_from_scenario, uuid_text
-from .spec import FastSafeLoader, SchemaCheck, Specs
+from .spec import SchemaCheck, Specs
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-
-
-class _ScenarioYamlLoader(FastSafeLoader):  # type: ignore[valid-type, misc]
-    """The safe loader, keeping as written what JSON cannot hold, so the schema judges it where it stands:
-    unquoted dates and times stay text (not datetimes that `2026-02-30` or a leap second would crash),
-    `.nan` and `.inf` stay text, and a key that is not a string (`1:`, `yes:`, `~:`) is its text."""
-
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-        for first, resolvers in FastSafeLoader.yaml_implicit_resolvers.items()
-    }
-
-    def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:
-        value: float = super().construct_yaml_float(node)
-        return value if math.isfinite(value) else str(node.value)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)
-        mapping: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else yaml.safe_dump(key).strip()
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
-
-
-_ScenarioYamlLoader.add_constructor("tag:yaml.org,2002:float", _ScenarioYamlLoader.construct_yaml_float)
-_ScenarioYamlLoader.add_constructor("tag:yaml.org,2002:map", _ScenarioYamlLoader.construct_yaml_map)
+MAX_FILE_BYTES = 1024**3  # a million generated events take 586 MB in JSON syntax
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,51 +45,9 @@ class ScenarioError(Exception):
         self.problems = problems
 
 
-def _plain(value: Any) -> Any:
-    """YAML's own types -> JSON's: unquoted dates and times become the strings the schema describes."""
-    if isinstance(value, dict):
-        return {str(k) if isinstance(k, (date, datetime)) else k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
-
-
-def _parse(text: str) -> Any:
-    """The document's data. A file written in JSON syntax (which YAML includes) is read by the json module:
-    PyYAML builds Python objects node by node, about 300 us an event, which makes a 100k-event scenario take
-    half a minute; json reads the same file in well under a second."""
-    if text.lstrip().startswith("{"):
-        try:
-            return decode_json_text(text)
-        except (ValueError, RecursionError):
-            pass  # not JSON as the API reads it (flow-style YAML, NaN, ...): the YAML reader reports where
-    return _plain(yaml.load(text, Loader=_ScenarioYamlLoader))
-
-
-def _marks(text: str) -> dict[tuple[str | int, ...], tuple[int, int]]:
-    """path -> (line, column), 1-based, of every node of the document: only built when there are problems.
-
-    libyaml composes with the same marks as the pure-Python composer, about six times faster: locating one
-    problem in a 10k-event file took 13.5 s of composing with the latter."""
-    marks: dict[tuple[str | int, ...], tuple[int, int]] = {}
-
-    def walk(node: yaml.Node, path: tuple[str | int, ...]) -> None:
-        marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                walk(value, (*path, str(key.value)))
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                walk(item, (*path, index))
-
-    root = yaml.compose(text, Loader=FastSafeLoader)
-    if root is not None:
-        walk(root, ())
-    return marks
+def shown(path: Path) -> str:
+    """A path as it can be printed: bytes of a name that are not UTF-8 as `\\xNN` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _duplicates(
@@ -198,19 +124,16 @@ class ScenarioLoader:
         return cls(specs.admin.check("#/components/schemas/Scenario"))
 
     def problems(self, data: Any) -> list[Detail]:
-        """Every problem of a parsed scenario document: the schema's; the consistency of every event the schema
-        found well-formed (one malformed event must not hide the others' problems); and the uniqueness of
-        every key, in every item that has one."""
+        """Every problem of a parsed scenario document, in one run (issue 12: fixing one must not reveal the
+        next): the schema's; the consistency of every event, well-formed or not (each rule reads only fields
+        it can judge); and the uniqueness of every key, in every item that has one."""
         schema_problems = self.scenario_check.problems(data, limit=None)
         if not schema_problems:
             return cross_check_scenario(data)
         if not isinstance(data, dict):
             return schema_problems
-        events = data.get("events", [])
-        checked: list[Detail] = []
-        if isinstance(events, list) and not any(d.path == ("events",) for d in schema_problems):
-            faulty = {d.path[1] for d in schema_problems if d.path[:1] == ("events",) and len(d.path) > 1}
-            checked = event_problems((i, event) for i, event in enumerate(events) if i not in faulty)
+        said = {d.path for d in schema_problems}
+        checked = [d for d in event_problems(_dicts(data.get("events"))) if d.path not in said]
         return schema_problems + checked + uniqueness_problems(data)
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
@@ -225,45 +148,82 @@ class ScenarioLoader:
 
     def load_text(self, name: str, text: str, file: str) -> Scenario:
         try:
-            data = _parse(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-            reason = " ".join(
-                str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p
-            ) or str(exc)
-            raise ScenarioError([Problem(file, line, column, "", f"not a safe YAML document: {reason}")]) from None
-        except (ValueError, RecursionError) as exc:  # an explicit tag's bad value (`!!timestamp 2026-02-30`), depth
-            raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {exc or type(exc).__name__}")]) from None
-        if data is None:
-            data = {}
+            document = read(text)
+        except Unreadable as exc:
+            raise ScenarioError([_problem(file, p) for p in exc.problems]) from None
+        data = {} if document.data is None else document.data
+        found = [_problem(file, p) for p in document.problems]
         details = self.problems(data)
         if details:
-            marks = _marks(text)
-            problems = []
+            marks = document.marks()
             for detail in details:
                 path = detail.path
                 while path not in marks and path:
                     path = path[:-1]
                 line, column = marks.get(path, (1, 1))
-                problems.append(Problem(file, line, column, detail.field, detail.message))
-            raise ScenarioError(problems)
+                found.append(Problem(file, line, column, detail.field, detail.message))
+        if found:
+            raise ScenarioError(sorted(found, key=lambda p: (p.line, p.column)))
         return self.build(name, data)
 
-    def load_file(self, path: Path) -> Scenario:
+    def load_file(self, path: Path, name: str | None = None) -> Scenario:
+        """The scenario of one file, read only when it is a regular file of at most MAX_FILE_BYTES."""
+        file = shown(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ScenarioError([Problem(str(path), 1, 1, "", f"cannot be read: {exc}")]) from None
-        return self.load_text(path.stem, text, str(path))
+            status = path.stat()
+            if not stat.S_ISREG(status.st_mode):
+                raise ScenarioError([Problem(file, 1, 1, "", "is not a regular file")])
+            if status.st_size > MAX_FILE_BYTES:
+                raise ScenarioError(
+                    [
+                        Problem(
+                            file, 1, 1, "", f"is {status.st_size:,} bytes; a scenario file may have {MAX_FILE_BYTES:,}"
+                        )
+                    ]
+                )
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {exc.strerror or exc}")]) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            where = f"byte {raw[exc.start]:#04x} at line {line}, column {column}"
+            raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {where} is not UTF-8")]) from None
+        return self.load_text(name or path.stem, text, file)
 
     def load_directory(self, directory: Path) -> dict[str, Scenario]:
-        """Every scenario of the directory, or ScenarioError with the problems of all of them."""
+        """Every scenario of the directory, or ScenarioError with the problems of all of them.
+
+        Every entry named NAME.yaml or NAME.yml is a scenario file or a problem: a name that is not UTF-8
+        (the scenario could never be named in JSON), two files for one NAME, a directory, FIFO or device,
+        a symbolic link leading out of the directory (its contents would be echoed in problems)."""
         if not directory.is_dir():
-            raise ScenarioError([Problem(str(directory), 1, 1, "", "is not a directory")])
+            raise ScenarioError([Problem(shown(directory), 1, 1, "", "is not a directory")])
+        inside = directory.resolve()
         scenarios: dict[str, Scenario] = {}
         problems: list[Problem] = []
-        for path in sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file()):
+        entries = sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES)
+        stems: dict[str, list[Path]] = {}
+        for path in entries:
+            stems.setdefault(path.stem, []).append(path)
+        for path in entries:
+            file = shown(path)
+            others = [other.name for other in stems[path.stem] if other != path]
+            if others:
+                problems.append(
+                    Problem(
+                        file, 1, 1, "", f"scenario {shown(Path(path.stem))} is also defined by {shown(Path(others[0]))}"
+                    )
+                )
+                continue
+            if file != str(path):
+                problems.append(Problem(file, 1, 1, "", "the file name is not UTF-8: the scenario could not be named"))
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                problems.append(Problem(file, 1, 1, "", f"is a symbolic link out of {shown(directory)}: not read"))
+                continue
             try:
                 scenarios[path.stem] = self.load_file(path)
             except ScenarioError as exc:
@@ -271,3 +231,7 @@ class ScenarioLoader:
         if problems:
             raise ScenarioError(problems)
         return scenarios
+
+
+def _problem(file: str, located: Located) -> Problem:
+    return Problem(file, located.line, located.column, field_path(located.path), located.message)

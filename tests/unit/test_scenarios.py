@@ -533,13 +533,19 @@ def test_json_syntax_with_nan_is_read_as_yaml_and_rejected_where_it_stands(loade
     "text, message",
     [
         ("description: !!timestamp 2026-02-30\n", "cannot be read: day is out of range for month"),
-        ("description: " + "[" * 3000 + "]" * 3000 + "\n", "cannot be read"),
     ],
 )
 def test_what_no_schema_sees_is_still_one_problem_line(loader: ScenarioLoader, text: str, message: str) -> None:
     problem = only_problem(loader, text)
     assert (problem.line, problem.column, problem.path) == (1, 1, "")
     assert message in problem.message
+
+
+def test_deep_nesting_is_one_problem_line_at_its_place(loader: ScenarioLoader) -> None:
+    """Was `1:1: cannot be read` (RecursionError); issue 16 wants the place: the level past the bound."""
+    problem = only_problem(loader, "description: " + "[" * 3000 + "]" * 3000 + "\n")
+    assert (problem.line, problem.column, problem.path) == (1, 13 + 100, "")  # the root mapping is level 1
+    assert problem.message == "nested deeper than 100 levels"
 
 
 def test_keys_taken_twice_are_reported_even_in_items_with_schema_problems(loader: ScenarioLoader) -> None:
