@@ -1,7 +1,8 @@
 """Schemathesis hooks: teach it the `br-document` string format (CPF or CNPJ).
 
 Load with `SCHEMATHESIS_HOOKS=mock_server.schemathesis_hooks st run ...`, or
-import it from pytest before building the schema.
+import it from pytest before building the schema. Needs the `schemathesis` extra:
+`pip install 'pix-limits-mock-server[schemathesis]'`.
 
 Only generation learns the format. Schemathesis 4.32.5 validates responses
 with `jsonschema_rs`, passing no custom format checkers and leaving unknown
@@ -15,8 +16,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import schemathesis
-from hypothesis import strategies as st
+# schemathesis (and its hypothesis) are an extra, not a dependency of the server: say what to install.
+try:
+    import schemathesis
+    from hypothesis import strategies as st
+except ImportError as missing:
+    raise ImportError(
+        f"mock_server.schemathesis_hooks needs schemathesis ({missing.name} is not installed): "
+        "pip install 'pix-limits-mock-server[schemathesis]'",
+        name=missing.name,
+    ) from missing
 
 from mock_server.documents import (
     DOCUMENT_PATTERN,
