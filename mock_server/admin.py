@@ -19,6 +19,7 @@ from .events import cross_check_event, to_money
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE
 from .pipeline import Call, Handler, Reply
+from .served_specs import base_url
 from .sessions import Session
 from .shapes import (
     account_to_scenario,
@@ -205,15 +206,16 @@ def set_clock(call: Call) -> Reply:
 
 
 def admin_spec(call: Call) -> Reply:
-    return Reply(200, text=call.server.specs.admin.text, media_type=YAML)
+    """Bundled (self-contained), `servers` naming where this request came in (served_specs.py)."""
+    return Reply(200, text=call.server.served.admin_yaml_for(base_url(call.scope)), media_type=YAML)
 
 
 def public_spec_yaml(call: Call) -> Reply:
-    return Reply(200, text=call.server.specs.public.text, media_type=YAML)
+    return Reply(200, text=call.server.served.public_yaml_for(base_url(call.scope)), media_type=YAML)
 
 
 def public_spec_json(call: Call) -> Reply:
-    return Reply(200, text=call.server.specs.public.json_text, media_type="application/json")
+    return Reply(200, text=call.server.served.public_json_for(base_url(call.scope)), media_type="application/json")
 
 
 HANDLERS: dict[str, Handler] = {

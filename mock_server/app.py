@@ -18,6 +18,7 @@ from .encoding import error_response
 from .errors import NotFound
 from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext
 from .scenarios import ScenarioLoader
+from .served_specs import ServedSpecs
 from .session_url import SessionPrefix
 from .sessions import Sessions
 from .settings import Settings
@@ -73,7 +74,12 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         gc.enable()
     sessions = Sessions(scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock)
     server = ServerContext(
-        specs, settings, sessions, specs.admin.check("#/components/schemas/SessionName"), coverage_of(specs.public)
+        specs,
+        settings,
+        sessions,
+        specs.admin.check("#/components/schemas/SessionName"),
+        coverage_of(specs.public),
+        ServedSpecs.build(specs),
     )
     table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
     table += _routes(specs.admin, admin.HANDLERS, server, public=False, keep=None if settings.admin else ALWAYS_OPEN)

@@ -31,6 +31,7 @@ from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
 
 if TYPE_CHECKING:
+    from .served_specs import ServedSpecs
     from .settings import Settings
     from .spec import Specs
 
@@ -49,6 +50,7 @@ class ServerContext:
     sessions: Sessions
     session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
     coverage: Coverage  # server-wide: what the public API answered, across sessions
+    served: ServedSpecs  # the documents as handed out (admin bundled, `servers` per request)
 
 
 @dataclass(slots=True)
@@ -62,6 +64,7 @@ class Call:
     body: Any  # the validated JSON body; None when the operation takes none or none was sent
     now: datetime  # the session clock's reading when the request arrived
     headers: Mapping[str, str] = field(default_factory=dict)  # by lower-case name (content negotiation)
+    scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
 
 
 @dataclass(slots=True)
@@ -178,9 +181,17 @@ class OperationRunner:
             exchange.raw_body = await self._read(exchange)
         body = parse_json(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
         path, query, body = self._validate(exchange, body)
-        return self.handler(
-            Call(self.server, exchange.session, path, query, body, exchange.received_at, exchange.headers)
+        call = Call(
+            self.server,
+            exchange.session,
+            path,
+            query,
+            body,
+            exchange.received_at,
+            exchange.headers,
+            exchange.request.scope,
         )
+        return self.handler(call)
 
     def _respond(self, exchange: Exchange, reply: Reply) -> Response:
         """The response the client gets (checked against the spec when asked), journaled first."""

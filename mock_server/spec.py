@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -274,10 +273,6 @@ class Spec:
             ),
             schema,
         )
-
-    @cached_property
-    def json_text(self) -> str:
-        return json.dumps(self.document)
 
     def paths(self) -> dict[str, list[Operation]]:
         by_path: dict[str, list[Operation]] = {}
