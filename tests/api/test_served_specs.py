@@ -7,7 +7,6 @@ import json
 import select
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,6 +72,27 @@ def test_the_asgi_root_path_is_part_of_the_url(specs: Specs) -> None:
     with TestClient(app, root_path="/behind/a/proxy") as client:
         for url in SPEC_URLS:
             assert servers(client.get(url)) == ["http://testserver/behind/a/proxy"]
+
+
+@pytest.mark.parametrize("url", SPEC_URLS)
+def test_a_session_path_prefix_is_part_of_the_url(client: httpx.Client, url: str) -> None:
+    """Fetched under /__session/NAME/, the document sends its clients back into that session."""
+    base = str(client.base_url).rstrip("/")
+    assert servers(client.get(f"/__session/job-42{url}")) == [f"{base}/__session/job-42"]
+
+
+def test_what_a_session_prefixed_spec_names_works_in_that_session(client: httpx.Client) -> None:
+    document = served(client.get("/__session/spec-user/openapi.json"))
+    server = document["servers"][0]["url"]
+    body = {"document_number": "529.982.247-25"}
+
+    added = client.post(f"{server}/limits/account/0001-123456/recipient_list/recipient", json=body)
+
+    assert added.status_code == 201
+    in_session = client.get("/__mock/accounts/0001-123456", headers={"X-Mock-Session": "spec-user"}).json()
+    in_default = client.get("/__mock/accounts/0001-123456").json()
+    assert len(in_session["recipient_list"]["recipients"]) == 3
+    assert len(in_default["recipient_list"]["recipients"]) == 2
 
 
 def test_the_files_keep_the_make_run_default(specs: Specs) -> None:
@@ -257,5 +277,8 @@ def test_the_served_yaml_quotes_what_it_names(client: httpx.Client) -> None:
     text = client.get("/__mock/openapi.yaml", headers={"Host": "a.test:1"}).text
     assert '  - url: "http://a.test:1"\n' in text
     assert json.loads(json.dumps(yaml.safe_load(text)["servers"])) == [
-        {"url": "http://a.test:1", "description": "this mock server, as the request that fetched this document reached it"}
+        {
+            "url": "http://a.test:1",
+            "description": "this mock server, as the request that fetched this document reached it",
+        }
     ]
