@@ -2,6 +2,9 @@
 
 Set MOCK_SERVER_TEST_URL=http://127.0.0.1:8000 to run the API tests against a live server instead of
 in-process: each test then works in a session of its own, reset before it starts.
+
+The `client` reads the session's state before every request it sends, so that `tests.helpers.assert_error`
+can check that a rejected request changed nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from starlette.testclient import TestClient
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec import Specs, load_specs
+from tests.helpers import WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
 
@@ -39,12 +43,12 @@ def client(app: Starlette) -> Iterator[httpx.Client]:
     """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"
-        with httpx.Client(base_url=LIVE_URL, headers={"X-Mock-Session": session}) as live:
+        with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session}) as live:
             live.post("/__mock/reset").raise_for_status()
             yield live
         return
     app.state.sessions.clear()
-    with TestClient(app, raise_server_exceptions=True) as local:
+    with WatchedTestClient(app, raise_server_exceptions=True) as local:
         yield local
 
 

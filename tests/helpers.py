@@ -1,17 +1,113 @@
-"""Assertions the API tests share (test modules cannot import each other under --import-mode=importlib)."""
+"""Assertions the API tests share (test modules cannot import each other under --import-mode=importlib).
+
+`assert_error` is the one check of an error answer. The `client` fixture (conftest.py) is a `WatchedTestClient`:
+it reads the session's state (GET /__mock/state) before every request and hands `assert_error` the means to
+read it again, so every error a test provokes through it is also checked to have changed nothing.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from starlette.testclient import TestClient
+
+from mock_server.spec import SchemaCheck, load_specs
+
+STATE_WATCH = "tests.state_watch"  # the key of a StateWatch in response.extensions
+_SESSION_HEADERS = frozenset({"x-mock-session", "authorization"})  # what picks and opens the session
+
+
+@dataclass(frozen=True)
+class StateWatch:
+    """The session's state export as it was before a request, and how to read it again."""
+
+    before: tuple[int, bytes]  # status and body of GET /__mock/state
+    read: Callable[[], tuple[int, bytes]]
+
+
+def _state_request(url: httpx.URL | str, headers: Any) -> tuple[str, dict[Any, Any]]:
+    """GET /__mock/state of the session a request goes to: the same /__session/{name} prefix, if any, and the
+    same session and authorization headers."""
+    path = httpx.URL(str(url)).path
+    prefix = "/".join(path.split("/")[:3]) if path.startswith("/__session/") else ""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers or []
+    kept = {name: value for name, value in pairs if _text(name).lower() in _SESSION_HEADERS}
+    return f"{prefix}/__mock/state", kept
+
+
+def _text(name: str | bytes) -> str:
+    return name.decode("latin-1") if isinstance(name, bytes) else name
+
+
+def watched(send: Callable[..., httpx.Response], method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:
+    """`send(method, url, **options)`, with a StateWatch of the request's session in the response's extensions."""
+    state_path, headers = _state_request(url, options.get("headers"))
+
+    def read() -> tuple[int, bytes]:
+        state = send("GET", state_path, headers=headers)
+        return state.status_code, state.content
+
+    before = read()
+    response = send(method, url, **options)
+    response.extensions[STATE_WATCH] = StateWatch(before, read)
+    return response
+
+
+class WatchedTestClient(TestClient):
+    """An in-process client whose responses carry a StateWatch (see the module's docstring)."""
+
+    def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:  # type: ignore[override]
+        return watched(super().request, method, url, **options)
+
+
+class WatchedLiveClient(httpx.Client):
+    """The same over the network, for MOCK_SERVER_TEST_URL."""
+
+    def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:  # type: ignore[override]
+        return watched(super().request, method, url, **options)
+
+
+@functools.cache
+def error_schema() -> SchemaCheck:
+    """The contract's Error schema (the admin spec refers to the same one)."""
+    return load_specs().public.check("#/components/schemas/Error")
+
+
+def error_problems(body: Any) -> list[str]:
+    """How `body` breaks the Error schema, one line a problem; [] when it is a valid error body."""
+    return [f"{d.field or '(body)'}: {d.message}" for d in error_schema().problems(body)]
+
+
+def assert_state_unchanged(response: httpx.Response) -> None:
+    """The session's state export reads as it did before the request (a `client` fixture's response only)."""
+    watch = response.extensions.get(STATE_WATCH)
+    assert isinstance(watch, StateWatch), "the response did not come through the watched `client` fixture"
+    status, after = watch.read()
+    assert (status, after) == watch.before, "the request changed the session's state"
 
 
 def assert_error(response: httpx.Response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
-    """The contract's error body: `status`, `code`, and (when given) exactly these `details[].field`s."""
+    """The contract's error answer, checked as strictly as a test can, and its body for further checks:
+
+    - the `status`, and Content-Type exactly application/json;
+    - the body valid against the spec's Error schema (`code`, a `message`, `details[{field, message}]`, nothing
+      else), with this `code` and a message that says something;
+    - when `fields` is given, exactly these `details[].field`s, in any order;
+    - the session's state unchanged, when the response came through the `client` fixture (whose responses
+      carry the state as it was before); a response of another client is not checked for it.
+    """
     assert response.status_code == status, response.text
+    assert response.headers.get("content-type") == "application/json", response.headers
     body: dict[str, Any] = response.json()
-    assert body["code"] == code
+    assert error_problems(body) == [], body
+    assert body["code"] == code, body
+    assert body["message"].strip(), body
     if fields is not None:
-        assert sorted(d["field"] for d in body.get("details", [])) == sorted(fields)
+        assert sorted(d["field"] for d in body.get("details", [])) == sorted(fields), body
+    if STATE_WATCH in response.extensions:
+        assert_state_unchanged(response)
     return body

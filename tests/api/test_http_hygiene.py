@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from mock_server.spec import Specs
+from tests.helpers import assert_error
 
 MIB = 1024 * 1024
 REGISTER = "/limits/account"
@@ -39,25 +40,13 @@ JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture
-def error_problems(specs: Specs) -> Callable[[Any], list[str]]:
-    check = specs.public.check("#/components/schemas/Error")
-    return lambda body: [f"{d.field}: {d.message}" for d in check.problems(body)]
-
-
-@pytest.fixture
-def rejected(client: httpx.Client, error_problems: Callable[[Any], list[str]]) -> Callable[..., httpx.Response]:
-    """Send a request that must fail: checks the status, the code, the error shape and that the state held."""
+def rejected(client: httpx.Client) -> Callable[..., httpx.Response]:
+    """Send a request that must fail: `assert_error` checks the status, the code, the error shape and that the
+    state held."""
 
     def send(status: int, code: str, method: str, path: str, **options: Any) -> httpx.Response:
-        before = client.get("/__mock/state").json()
         response = client.request(method, path, **options)
-        assert response.status_code == status, response.text
-        assert response.headers["content-type"] == "application/json"
-        body = response.json()
-        assert error_problems(body) == []
-        assert body["code"] == code
-        assert body["message"]
-        assert client.get("/__mock/state").json() == before
+        assert_error(response, status, code)
         return response
 
     return send

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers import assert_error
+
 WITH_LIST = "0001-123456"
 WITHOUT_LIST = "0002-654321"
 UNKNOWN = "0009-000000"
@@ -68,12 +70,6 @@ def recipient_documents(client: httpx.Client, account_id: str) -> list[str]:
 
 def fields(response: httpx.Response) -> list[str]:
     return sorted({d["field"] for d in response.json()["details"]})
-
-
-def assert_error(response: httpx.Response, status: int, code: str) -> None:
-    assert response.status_code == status
-    assert response.headers["content-type"] == "application/json"
-    assert response.json()["code"] == code
 
 
 # --- createRecipientList --------------------------------------------------------------------------
