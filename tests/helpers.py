@@ -8,6 +8,7 @@ read it again, so every error a test provokes through it is also checked to have
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 from starlette.testclient import TestClient
 
-from mock_server.spec import SchemaCheck, load_specs
+from mock_server.spec import Operation, SchemaCheck, Specs, load_specs
 
 STATE_WATCH = "tests.state_watch"  # the key of a StateWatch in response.extensions
 _SESSION_HEADERS = frozenset({"x-mock-session", "authorization"})  # what picks and opens the session
@@ -72,14 +73,41 @@ class WatchedLiveClient(httpx.Client):
 
 
 @functools.cache
+def _specs() -> Specs:
+    return load_specs()
+
+
 def error_schema() -> SchemaCheck:
     """The contract's Error schema (the admin spec refers to the same one)."""
-    return load_specs().public.check("#/components/schemas/Error")
+    return _documented_errors()[1]
 
 
-def error_problems(body: Any) -> list[str]:
-    """How `body` breaks the Error schema, one line a problem; [] when it is a valid error body."""
-    return [f"{d.field or '(body)'}: {d.message}" for d in error_schema().problems(body)]
+@functools.cache
+def _documented_errors() -> tuple[list[tuple[str, re.Pattern[str], Operation]], SchemaCheck]:
+    """Every operation of both specs with a pattern matching its concrete paths, and the Error schema."""
+    operations = [*_specs().public.operations.values(), *_specs().admin.operations.values()]
+    table = [(op.method, re.compile("^" + re.sub(r"\{[^/}]+\}", "[^/]+", op.path) + "$"), op) for op in operations]
+    return table, _specs().public.check("#/components/schemas/Error")
+
+
+def documented_error_schema(method: str, path: str, status: int) -> SchemaCheck:
+    """The body schema the spec documents for this operation and status (e.g. the admin spec's
+    VerificationFailure for the 409 of /__mock/verify); the Error schema where the spec documents none (an
+    unknown path, a method the path has not, a status the operation does not list)."""
+    table, error = _documented_errors()
+    path = re.sub(r"^/__session/[^/]+", "", path)
+    for op_method, pattern, operation in table:
+        if op_method == method and pattern.match(path):
+            code = str(status)
+            key = code if code in operation.responses else f"{code[0]}XX"
+            documented = operation.responses.get(key) or operation.responses.get("default")
+            return documented or error
+    return error
+
+
+def error_problems(body: Any, schema: SchemaCheck | None = None) -> list[str]:
+    """How `body` breaks `schema` (the Error schema by default), one line a problem; [] when it does not."""
+    return [f"{d.field or '(body)'}: {d.message}" for d in (schema or error_schema()).problems(body)]
 
 
 def assert_state_unchanged(response: httpx.Response) -> None:
@@ -94,8 +122,9 @@ def assert_error(response: httpx.Response, status: int, code: str, fields: list[
     """The contract's error answer, checked as strictly as a test can, and its body for further checks:
 
     - the `status`, and Content-Type exactly application/json;
-    - the body valid against the spec's Error schema (`code`, a `message`, `details[{field, message}]`, nothing
-      else), with this `code` and a message that says something;
+    - the body valid against the schema the spec documents for the operation and status: the contract's Error
+      schema (`code`, a `message`, `details[{field, message}]`, nothing else) but where an operation documents
+      more (see `documented_error_schema`), with this `code` and a message that says something;
     - when `fields` is given, exactly these `details[].field`s, in any order;
     - the session's state unchanged, when the response came through the `client` fixture (whose responses
       carry the state as it was before); a response of another client is not checked for it.
@@ -103,7 +132,10 @@ def assert_error(response: httpx.Response, status: int, code: str, fields: list[
     assert response.status_code == status, response.text
     assert response.headers.get("content-type") == "application/json", response.headers
     body: dict[str, Any] = response.json()
-    assert error_problems(body) == [], body
+    request = response.request
+    schema = documented_error_schema(request.method, request.url.path, status)
+    assert error_problems(body, schema) == [], body
+    assert isinstance(body["code"], str), body
     assert body["code"] == code, body
     assert body["message"].strip(), body
     if fields is not None:
