@@ -7,7 +7,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SEED ?= 1
 
-.PHONY: install run test lint fuzz bench bench-anchors clean example
+
+.PHONY: install run test lint fuzz bench bench-anchors clean example image-test test-browser screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,3 +58,25 @@ example: $(STAMP)
 	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" pytest -q -p no:cacheprovider
 	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" pytest -q -p no:cacheprovider -n 2
 	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" ./run-against-external.sh -q -p no:cacheprovider
+
+## make image-test: build the Containerfile offline with podman (podman, runc, mmdebstrap installed from Debian if
+## missing; root) FROM a local Debian + python3 base, run it read-only, wait for its HEALTHCHECK, replay the README
+## walkthrough against it, check the user and the read-only root, stop it. Not part of make test (README: run time).
+image-test: $(STAMP)
+	$(BIN)/python scripts/image_test.py
+
+## make test-browser: Playwright (PyPI) drives Debian's chromium (installed if missing; never `playwright install`)
+## through the dashboard and the docs. Not part of make test. `make screenshots` refreshes the README's pictures.
+BROWSER_STAMP := $(VENV)/.browser-stamp
+$(BROWSER_STAMP): $(STAMP)
+	command -v chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+		chromium fonts-dejavu-core; }
+	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	touch $@
+
+test-browser: $(BROWSER_STAMP)
+	$(BIN)/pytest -q -m browser tests/browser
+
+screenshots: $(BROWSER_STAMP)
+	SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -m browser tests/browser -k "screenshot or try_it_out"

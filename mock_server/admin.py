@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from . import assertions
+from . import assertions, pages
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, InvalidRequest, LimitNotFound
@@ -218,6 +218,23 @@ def public_spec_json(call: Call) -> Reply:
     return Reply(200, text=call.server.served.public_json_for(base_url(call.scope)), media_type="application/json")
 
 
+def _page_file(name: str, headers: dict[str, str]) -> Reply:
+    text, media_type = pages.read(name)
+    return Reply(200, headers=dict(headers), text=text, media_type=media_type)
+
+
+def dashboard(call: Call) -> Reply:
+    return _page_file("dashboard.html", pages.PAGE_HEADERS)
+
+
+def docs(call: Call) -> Reply:
+    return _page_file("docs.html", pages.PAGE_HEADERS)
+
+
+def asset(call: Call) -> Reply:
+    return _page_file(call.path["asset"], pages.ASSET_HEADERS)
+
+
 HANDLERS: dict[str, Handler] = {
     "mockHealth": health,
     "mockReset": reset,
@@ -239,4 +256,7 @@ HANDLERS: dict[str, Handler] = {
     "publicSpecYaml": public_spec_yaml,
     "publicSpecJson": public_spec_json,
     **assertions.HANDLERS,
+    "mockDashboard": dashboard,
+    "mockDocs": docs,
+    "mockAsset": asset,
 }

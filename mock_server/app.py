@@ -27,6 +27,9 @@ from .spec import Spec, Specs, load_specs
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
 # and the public spec describes the public API, not the test controls.
 ALWAYS_OPEN = frozenset({"mockHealth", "publicSpecYaml", "publicSpecJson"})
+# The pages and their files hold no data, and a browser navigating to a page cannot send a token: they need none
+# (their script asks for it and sends it with every call), but are off under --no-admin like the rest of /__mock.
+TOKEN_FREE = ALWAYS_OPEN | {"mockDashboard", "mockDocs", "mockAsset"}
 
 
 def _routes(
@@ -36,9 +39,7 @@ def _routes(
     table = []
     for path, operations in spec.paths().items():
         runners = {
-            op.method: OperationRunner(
-                server, op, handlers[op.operation_id], public, op.operation_id not in ALWAYS_OPEN
-            )
+            op.method: OperationRunner(server, op, handlers[op.operation_id], public, op.operation_id not in TOKEN_FREE)
             for op in operations
             if keep is None or op.operation_id in keep
         }

@@ -1,0 +1,459 @@
+// The dashboard: plain DOM, no framework, and no call but the admin API's (/__mock/...) and the public spec it lists.
+//
+// Every call is relative to this page (/__mock/ui, or /__session/NAME/__mock/ui), carries the chosen session as
+// X-Mock-Session (not on a /__session/NAME/ page, whose URL names it) and, once typed, the admin token as
+// Authorization: Bearer. Session and token are kept in this tab's sessionStorage (shared with /__mock/docs).
+(function () {
+  "use strict";
+
+  var SESSION_KEY = "pix-mock.session";
+  var TOKEN_KEY = "pix-mock.token";
+  var KNOWN_KEY = "pix-mock.sessions";
+  var POLL_MS = 1000;
+  var LOCAL_OFFSET_MIN = -180; // the interface's -03:00
+  var DAY_MIN = 1440;
+  var TERMINAL = { paid: true, canceled: true };
+
+  var adminRoot = new URL(".", window.location.href); // .../__mock/
+  var pathSession = (window.location.pathname.match(/\/__session\/([^/]+)\//) || [])[1] || null;
+  var shown = {}; // panel -> the JSON last drawn: redraw only on change, so typing is never interrupted
+  var clockNow = null; // the session clock's last reading, as the server wrote it (-03:00)
+
+  function $(id) { return document.getElementById(id); }
+
+  function el(tag, attributes, children) {
+    var node = document.createElement(tag);
+    Object.keys(attributes || {}).forEach(function (name) {
+      var value = attributes[name];
+      if (value === null || value === undefined || value === false) return;
+      if (name === "text") node.textContent = value;
+      else if (name.slice(0, 2) === "on") node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : value);
+    });
+    (children || []).forEach(function (child) {
+      if (child !== null && child !== undefined) node.append(child);
+    });
+    return node;
+  }
+
+  function session() { return pathSession || sessionStorage.getItem(SESSION_KEY) || "default"; }
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+
+  function say(text, kind) {
+    var box = $("message");
+    box.textContent = text;
+    box.className = kind || "info";
+    box.hidden = !text;
+  }
+
+  // One admin call. Resolves to the parsed body (null for 204); rejects with {status, code, message}.
+  function api(method, path, body) {
+    var headers = { Accept: "application/json" };
+    if (!pathSession) headers["X-Mock-Session"] = session();
+    if (token()) headers.Authorization = "Bearer " + token();
+    var init = { method: method, headers: headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    return fetch(new URL(path, adminRoot), init).then(function (response) {
+      if (response.status === 204) return null;
+      return response.text().then(function (text) {
+        var data = null;
+        try { data = text ? JSON.parse(text) : null; } catch (ignored) { data = { message: text }; }
+        if (response.ok) return data;
+        var error = { status: response.status, code: (data && data.code) || "", message: (data && data.message) || text };
+        if (data && data.details) {
+          error.message += " " + data.details.map(function (d) { return d.field + ": " + d.message; }).join("; ");
+        }
+        throw error;
+      });
+    });
+  }
+
+  function failed(error) {
+    if (error && error.status === 401) {
+      say("This server runs with --admin-token: type the token in the bar.", "error");
+      $("token").focus();
+      return;
+    }
+    var text = error && error.status ? error.status + " " + error.code + ": " + error.message : String(error);
+    say(text, "error");
+  }
+
+  // ---- money and time -------------------------------------------------------------------------------------------
+  var decimal = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  function reais(value) { return "R$ " + decimal.format(Number(value)); }
+  function cents(value) { return "R$ " + decimal.format(Number(value) / 100); }
+  function compactCents(value) {
+    var amount = Number(value) / 100;
+    if (amount >= 1000000) return "R$ " + (amount / 1000000).toFixed(amount % 1000000 ? 1 : 0) + "M";
+    if (amount >= 1000) return "R$ " + (amount / 1000).toFixed(amount % 1000 ? 1 : 0) + "k";
+    return "R$ " + amount.toFixed(0);
+  }
+
+  // "06:00:00-03:00" or "09:00:00Z" -> minutes after midnight in -03:00.
+  function localMinutes(startTime) {
+    var m = /^(\d\d):(\d\d):(\d\d)(?:\.\d+)?(Z|([+-])(\d\d):(\d\d))$/.exec(startTime);
+    if (!m) return 0;
+    var minutes = Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) / 60;
+    var offset = m[4] === "Z" ? 0 : (m[5] === "-" ? -1 : 1) * (Number(m[6]) * 60 + Number(m[7]));
+    return (((minutes - offset + LOCAL_OFFSET_MIN) % DAY_MIN) + DAY_MIN) % DAY_MIN;
+  }
+
+  function hhmm(minutes) {
+    var whole = Math.round(minutes) % DAY_MIN;
+    return String(Math.floor(whole / 60)).padStart(2, "0") + ":" + String(whole % 60).padStart(2, "0");
+  }
+
+  // Windows -> segments [from, to) over one day: each runs until the next start, the last wraps past midnight.
+  function segments(windows) {
+    var sorted = windows.map(function (w) { return { from: localMinutes(w.start_time), window: w }; })
+      .sort(function (a, b) { return a.from - b.from; });
+    var out = [];
+    sorted.forEach(function (item, index) {
+      var next = index + 1 < sorted.length ? sorted[index + 1].from : sorted[0].from + DAY_MIN;
+      if (next <= DAY_MIN) {
+        out.push({ from: item.from, to: next, window: item.window, index: index });
+      } else {
+        out.push({ from: item.from, to: DAY_MIN, window: item.window, index: index });
+        if (next - DAY_MIN > 0) out.push({ from: 0, to: next - DAY_MIN, window: item.window, index: index });
+      }
+    });
+    return out;
+  }
+
+  // ---- session, token, scenarios --------------------------------------------------------------------------------
+  function rememberSession(name) {
+    var known = JSON.parse(sessionStorage.getItem(KNOWN_KEY) || "[\"default\"]");
+    if (known.indexOf(name) < 0) known.push(name);
+    sessionStorage.setItem(KNOWN_KEY, JSON.stringify(known));
+    return known;
+  }
+
+  function drawKnownSessions(extra) {
+    var names = rememberSession(session()).concat(extra || []);
+    var list = $("known-sessions");
+    list.replaceChildren.apply(list, Array.from(new Set(names)).sort().map(function (n) {
+      return el("option", { value: n });
+    }));
+  }
+
+  function loadSessions() {
+    // GET /__mock/sessions lists the server's sessions where the server has it; otherwise this tab's own list.
+    return api("GET", "sessions").then(function (data) {
+      drawKnownSessions(((data && data.sessions) || []).map(function (s) { return s.name; }));
+    }, function () { drawKnownSessions([]); });
+  }
+
+  function switchSession(name) {
+    if (pathSession) {
+      window.location.href = window.location.href.replace("/__session/" + pathSession + "/", "/__session/" + name + "/");
+      return;
+    }
+    sessionStorage.setItem(SESSION_KEY, name);
+    shown = {};
+    drawKnownSessions([]);
+    say("Session " + name + ".", "info");
+    refreshAll();
+  }
+
+  function loadScenarios() {
+    return api("GET", "scenarios").then(function (data) {
+      var select = $("scenario");
+      select.replaceChildren.apply(select, data.scenarios.map(function (s) {
+        return el("option", { value: s.name, text: s.name, title: s.description, selected: s.name === data.active });
+      }));
+    });
+  }
+
+  // ---- clock ----------------------------------------------------------------------------------------------------
+  function drawClock(clock) {
+    clockNow = clock.now;
+    $("clock-now").textContent = clock.now;
+    var mode = $("clock-mode");
+    mode.textContent = clock.frozen ? "frozen" : "running";
+    mode.className = "badge " + (clock.frozen ? "frozen" : "running");
+    var field = $("clock-at");
+    if (document.activeElement !== field) field.value = clock.now.slice(0, 19);
+  }
+
+  function loadClock() { return api("GET", "clock").then(drawClock); }
+
+  function setClock(now) {
+    return api("PUT", "clock", { now: now }).then(function (clock) {
+      drawClock(clock);
+      shown.accounts = null; // the evaluation boxes use the clock's date
+      say(clock.frozen ? "Clock frozen at " + clock.now + "." : "Clock back to real time.", "info");
+    }, failed);
+  }
+
+  function shiftClock(seconds) {
+    if (!clockNow) return;
+    var at = new Date(Date.parse(clockNow) + seconds * 1000 + LOCAL_OFFSET_MIN * 60000);
+    setClock(at.toISOString().slice(0, 19) + "-03:00");
+  }
+
+  // ---- events ---------------------------------------------------------------------------------------------------
+  function statusBadge(event) {
+    var partial = event.status === "pending_conciliation" && Number(event.total_paid_amount) > 0;
+    return el("span", { "class": "badge " + event.status + (partial ? " partial" : ""),
+      text: partial ? "partially paid" : event.status.replace("_", " ") });
+  }
+
+  function eventAction(event, action, body) {
+    return api("POST", "events/" + event.extraordinary_event_conciliation_key + "/" + action, body).then(function (e) {
+      say("Event " + e.extraordinary_event_conciliation_key.slice(0, 8) + " is " + e.status.replace("_", " ") +
+        " (paid " + reais(e.total_paid_amount) + " of " + reais(e.total_expected_amount) + ").", "info");
+      return loadState();
+    }, failed);
+  }
+
+  function eventRow(event) {
+    var terminal = TERMINAL[event.status] === true;
+    var amount = el("input", { type: "number", min: "0.01", step: "0.01", placeholder: "amount", "class": "amount",
+      "aria-label": "partial amount", disabled: terminal });
+    var key = event.extraordinary_event_conciliation_key;
+    return el("tr", { "data-key": key, "data-status": event.status }, [
+      el("td", { "class": "key", title: key, text: key.slice(0, 8) }),
+      el("td", { text: event.amortization_type }),
+      el("td", { "class": "num", text: reais(event.total_expected_amount) }),
+      el("td", { "class": "num", text: reais(event.total_discount_amount || 0) }),
+      el("td", { "class": "num", text: reais(event.total_paid_amount || 0) }),
+      el("td", {}, [statusBadge(event)]),
+      el("td", { "class": "actions" }, [
+        el("button", { type: "button", "class": "pay", text: "Pay", disabled: terminal,
+          title: "Pay the open balance", onclick: function () { eventAction(event, "pay"); } }),
+        amount,
+        el("button", { type: "button", "class": "pay-part", text: "Pay part", disabled: terminal,
+          onclick: function () {
+            if (!amount.value) { say("Type the amount to pay first.", "error"); amount.focus(); return; }
+            eventAction(event, "pay", { amount: Number(amount.value) });
+          } }),
+        el("button", { type: "button", "class": "cancel", text: "Cancel", disabled: terminal,
+          onclick: function () { eventAction(event, "cancel"); } })
+      ])
+    ]);
+  }
+
+  function drawEvents(events) {
+    var body = $("events").tBodies[0];
+    if (!events.length) {
+      body.replaceChildren(el("tr", {}, [el("td", { colspan: "7", "class": "muted", text: "No events in this session." })]));
+      return;
+    }
+    body.replaceChildren.apply(body, events.map(eventRow));
+  }
+
+  // ---- accounts: timelines and the window rule ------------------------------------------------------------------
+  function timeline(label, windows, source) {
+    var track = el("div", { "class": "track" });
+    for (var hour = 0; hour <= 24; hour += 3) {
+      track.append(el("span", { "class": "tick", style: "left:" + (hour / 24 * 100) + "%", text: hour === 24 ? "" : String(hour).padStart(2, "0") }));
+    }
+    segments(windows).forEach(function (s) {
+      track.append(el("div", {
+        "class": "segment shade" + (s.index % 4),
+        style: "left:" + (s.from / DAY_MIN * 100) + "%;width:" + ((s.to - s.from) / DAY_MIN * 100) + "%",
+        title: "from " + hhmm(localMinutes(s.window.start_time)) + " (" + s.window.start_time + "): " + cents(s.window.amount),
+        "data-start": s.window.start_time
+      }, [el("span", { text: compactCents(s.window.amount) })]));
+    });
+    track.append(el("div", { "class": "marker", hidden: true }));
+    return el("div", { "class": "timeline", "data-mode": label, "data-source": source }, [
+      el("span", { "class": "mode", text: (source === "recipient_list" ? "list · " : "") + label }), track
+    ]);
+  }
+
+  function evaluateBox(account, card) {
+    var modes = Object.keys(account.limit.pix);
+    var mode = el("select", { name: "mode", "aria-label": "mode" }, modes.map(function (m) { return el("option", { value: m, text: m }); }));
+    var amount = el("input", { name: "amount", type: "number", min: "0", step: "0.01", value: "1000.00", "aria-label": "amount in R$", size: "9" });
+    var time = el("input", { name: "time", type: "time", value: "21:30", required: true, "aria-label": "time of day" });
+    var document_ = el("input", { name: "document_number", placeholder: "recipient CPF/CNPJ (optional)", size: "22", "aria-label": "recipient document" });
+    var verdict = el("output", { "class": "verdict" });
+    var form = el("form", { "class": "evaluate row" }, [
+      el("span", { text: "What would this PIX be capped at?" }), mode, amount,
+      el("span", { text: "at" }), time, document_, el("button", { type: "submit", text: "Evaluate" }), verdict
+    ]);
+    form.addEventListener("submit", function (submitted) {
+      submitted.preventDefault();
+      var day = (clockNow || new Date().toISOString()).slice(0, 10);
+      var body = { mode: mode.value, amount: Math.round(Number(amount.value) * 100), at: day + "T" + time.value + ":00-03:00" };
+      if (document_.value.trim()) body.document_number = document_.value.trim();
+      api("POST", "accounts/" + encodeURIComponent(account.account_id) + "/limits/evaluate", body).then(function (v) {
+        verdict.className = "verdict " + (v.allowed ? "allowed" : "blocked");
+        verdict.textContent = "capped at " + cents(v.limit_amount) + " (window from " + hhmm(localMinutes(v.window.start_time)) +
+          ", " + v.source.replace("_", " ") + "): " + cents(body.amount) + (v.allowed ? " allowed" : " blocked");
+        card.querySelectorAll(".marker").forEach(function (marker) { marker.hidden = true; });
+        card.querySelectorAll(".timeline").forEach(function (line) {
+          if (line.dataset.mode === body.mode && line.dataset.source === v.source) {
+            var marker = line.querySelector(".marker");
+            marker.style.left = (localMinutes(time.value + ":00-03:00") / DAY_MIN * 100) + "%";
+            marker.hidden = false;
+          }
+        });
+      }, function (error) {
+        verdict.className = "verdict blocked";
+        verdict.textContent = error.status ? error.code + ": " + error.message : String(error);
+      });
+    });
+    return form;
+  }
+
+  function accountCard(account) {
+    var card = el("article", { "class": "account", "data-account": account.account_id }, [
+      el("h3", {}, [account.account_id, el("span", { "class": "muted", text: " registered " + account.registration_date })])
+    ]);
+    Object.keys(account.limit.pix).forEach(function (mode) { card.append(timeline(mode, account.limit.pix[mode], "account")); });
+    var list = account.recipient_list;
+    if (list) {
+      Object.keys(list.limit.pix).forEach(function (mode) { card.append(timeline(mode, list.limit.pix[mode], "recipient_list")); });
+      var recipients = (list.recipients || []).map(function (r) { return r.document_number; });
+      card.append(el("p", { "class": "muted", text: "Recipient list: " + (recipients.length ? recipients.join(", ") : "empty") }));
+    }
+    card.append(evaluateBox(account, card));
+    return card;
+  }
+
+  function drawAccounts(accounts) {
+    var box = $("accounts");
+    if (!accounts.length) { box.replaceChildren(el("p", { "class": "muted", text: "No accounts in this session." })); return; }
+    box.replaceChildren.apply(box, accounts.map(accountCard));
+  }
+
+  function loadState() {
+    return api("GET", "state").then(function (state) {
+      var events = JSON.stringify(state.events);
+      if (shown.events !== events) { shown.events = events; drawEvents(state.events); }
+      var accounts = JSON.stringify(state.accounts.map(function (a) { return [a.account_id, a.limit, a.recipient_list]; }));
+      if (shown.accounts !== accounts) { shown.accounts = accounts; drawAccounts(state.accounts); }
+    });
+  }
+
+  // ---- journal --------------------------------------------------------------------------------------------------
+  function drawJournal(entries) {
+    $("journal-count").textContent = entries.length + (entries.length === 1 ? " request" : " requests");
+    var body = $("journal").tBodies[0];
+    var rows = entries.slice().reverse().slice(0, 200).map(function (e) {
+      return el("tr", { "class": e.status >= 400 ? "failed" : "",
+        title: "request: " + JSON.stringify(e.request_body) + "\nresponse: " + JSON.stringify(e.response_body) }, [
+        el("td", { text: e.received_at.slice(11, 23) }), el("td", { text: e.method }),
+        el("td", { "class": "path", text: e.path }), el("td", { text: e.operation_id }),
+        el("td", { "class": "num", text: String(e.status) })
+      ]);
+    });
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No public API calls in this session yet." })])];
+    body.replaceChildren.apply(body, rows);
+  }
+
+  function loadJournal() {
+    return api("GET", "requests").then(function (data) {
+      var text = JSON.stringify(data.requests);
+      if (shown.journal !== text) { shown.journal = text; drawJournal(data.requests); }
+    });
+  }
+
+  // ---- faults ---------------------------------------------------------------------------------------------------
+  function drawFaults(faults) {
+    var body = $("faults").tBodies[0];
+    var rows = faults.map(function (f) {
+      return el("tr", {}, [el("td", { text: f.fault_id }), el("td", { text: f.operation_id }),
+        el("td", { text: f.status === null ? "(delay only)" : String(f.status) }),
+        el("td", { text: f.delay_ms + " ms" }), el("td", { text: f.times === null ? "∞" : String(f.times) })]);
+    });
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No faults armed." })])];
+    body.replaceChildren.apply(body, rows);
+  }
+
+  function loadFaults() {
+    return api("GET", "faults").then(function (data) {
+      var text = JSON.stringify(data.faults);
+      if (shown.faults !== text) { shown.faults = text; drawFaults(data.faults); }
+    });
+  }
+
+  function loadOperations() {
+    // The public spec (GET /openapi.json, listed in the admin spec) names the operations a fault can hit.
+    return fetch(new URL("../openapi.json", adminRoot)).then(function (r) { return r.json(); }).then(function (spec) {
+      var ids = [];
+      Object.keys(spec.paths).forEach(function (path) {
+        Object.keys(spec.paths[path]).forEach(function (method) {
+          var op = spec.paths[path][method];
+          if (op && op.operationId) ids.push(op.operationId);
+        });
+      });
+      var select = $("fault-operation");
+      select.replaceChildren.apply(select, ids.map(function (id) { return el("option", { value: id, text: id }); }));
+    });
+  }
+
+  // ---- wiring ---------------------------------------------------------------------------------------------------
+  function refreshAll() {
+    return Promise.all([loadClock(), loadState(), loadJournal(), loadFaults(), loadScenarios()]).then(function () {
+      if ($("message").className === "error" && /admin-token/.test($("message").textContent)) say("");
+    }, failed);
+  }
+
+  function poll() {
+    var work = [loadClock(), loadFaults(), loadState()];
+    if ($("journal-live").checked) work.push(loadJournal());
+    Promise.all(work).catch(function (error) { if (error && error.status === 401) failed(error); })
+      .then(function () { window.setTimeout(poll, POLL_MS); });
+  }
+
+  $("session").value = pathSession || (sessionStorage.getItem(SESSION_KEY) || "");
+  if (pathSession) { $("session").title = "This page's URL names the session (/__session/" + pathSession + "/)"; }
+  $("token").value = token();
+
+  $("session-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    var name = $("session").value.trim() || "default";
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) { say("A session name is 1-64 of A-Za-z0-9._-", "error"); return; }
+    switchSession(name);
+  });
+  $("token-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());
+    say("");
+    shown = {};
+    refreshAll();
+  });
+  $("reset-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    api("POST", "reset", { scenario: $("scenario").value }).then(function (status) {
+      shown = {};
+      say("Session " + session() + " reset to scenario " + status.scenario + ".", "info");
+      return refreshAll();
+    }, failed);
+  });
+  $("clock-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    var value = $("clock-at").value;
+    setClock((value.length === 16 ? value + ":00" : value) + "-03:00");
+  });
+  document.querySelectorAll("#clock-form [data-shift]").forEach(function (button) {
+    button.addEventListener("click", function () { shiftClock(Number(button.dataset.shift)); });
+  });
+  $("clock-real").addEventListener("click", function () { setClock(null); });
+  $("fault-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    var body = { operation_id: $("fault-operation").value, delay_ms: Number($("fault-delay").value || 0),
+      times: $("fault-times").value ? Number($("fault-times").value) : null };
+    if ($("fault-status").value) body.status = Number($("fault-status").value);
+    api("POST", "faults", body).then(function (fault) {
+      say("Fault " + fault.fault_id + " armed on " + fault.operation_id + ".", "info");
+      return loadFaults();
+    }, failed);
+  });
+  $("faults-clear").addEventListener("click", function () {
+    api("DELETE", "faults").then(function () { say("Faults cleared.", "info"); return loadFaults(); }, failed);
+  });
+  $("journal-clear").addEventListener("click", function () {
+    api("DELETE", "requests").then(function () { return loadJournal(); }, failed);
+  });
+
+  loadOperations().catch(failed);
+  loadSessions();
+  refreshAll().then(function () { window.setTimeout(poll, POLL_MS); });
+})();
