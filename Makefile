@@ -30,7 +30,7 @@ REDOCLY := .tools/npm/node_modules/.bin/redocly
 $(REDOCLY):
 	npm install --silent --no-audit --no-fund --prefix .tools/npm @redocly/cli@2
 
-## make lint: ruff, mypy, and Redocly's OpenAPI linter on both specs
+## make lint: ruff, mypy --strict (mock_server, bench, tests: see pyproject.toml), and Redocly's OpenAPI linter on both specs
 lint: $(STAMP) $(REDOCLY)
 	$(BIN)/ruff check mock_server tests scripts bench
 	$(BIN)/ruff format --check mock_server tests scripts bench

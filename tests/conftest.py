@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
@@ -22,7 +21,7 @@ from starlette.testclient import TestClient
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec import Specs, load_specs
-from tests.helpers import WatchedLiveClient, WatchedTestClient
+from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
 
@@ -39,7 +38,7 @@ def app(specs: Specs) -> Starlette:
 
 
 @pytest.fixture
-def client(app: Starlette) -> Iterator[httpx.Client]:
+def client(app: Starlette) -> Iterator[Client]:
     """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import httpx2
 from starlette.testclient import TestClient
 
 from mock_server.spec import Operation, SchemaCheck, Specs, load_specs
 
+# Starlette's TestClient is an httpx2 client; a live server (MOCK_SERVER_TEST_URL) is reached with httpx.
+Client = httpx.Client | httpx2.Client
+Response = httpx.Response | httpx2.Response
 STATE_WATCH = "tests.state_watch"  # the key of a StateWatch in response.extensions
 _SESSION_HEADERS = frozenset({"x-mock-session", "authorization"})  # what picks and opens the session
 
@@ -30,7 +34,7 @@ class StateWatch:
     read: Callable[[], tuple[int, bytes]]
 
 
-def _state_request(url: httpx.URL | str, headers: Any) -> tuple[str, dict[Any, Any]]:
+def _state_request(url: Any, headers: Any) -> tuple[str, dict[Any, Any]]:
     """GET /__mock/state of the session a request goes to: the same /__session/{name} prefix, if any, and the
     same session and authorization headers."""
     path = httpx.URL(str(url)).path
@@ -44,7 +48,7 @@ def _text(name: str | bytes) -> str:
     return name.decode("latin-1") if isinstance(name, bytes) else name
 
 
-def watched(send: Callable[..., httpx.Response], method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:
+def watched(send: Callable[..., Any], method: str, url: Any, **options: Any) -> Any:
     """`send(method, url, **options)`, with a StateWatch of the request's session in the response's extensions."""
     state_path, headers = _state_request(url, options.get("headers"))
 
@@ -61,15 +65,17 @@ def watched(send: Callable[..., httpx.Response], method: str, url: httpx.URL | s
 class WatchedTestClient(TestClient):
     """An in-process client whose responses carry a StateWatch (see the module's docstring)."""
 
-    def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:  # type: ignore[override]
-        return watched(super().request, method, url, **options)
+    def request(self, method: str, url: httpx2.URL | str, **options: Any) -> httpx2.Response:
+        response: httpx2.Response = watched(super().request, method, url, **options)
+        return response
 
 
 class WatchedLiveClient(httpx.Client):
     """The same over the network, for MOCK_SERVER_TEST_URL."""
 
-    def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:  # type: ignore[override]
-        return watched(super().request, method, url, **options)
+    def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:
+        response: httpx.Response = watched(super().request, method, url, **options)
+        return response
 
 
 @functools.cache
@@ -110,7 +116,7 @@ def error_problems(body: Any, schema: SchemaCheck | None = None) -> list[str]:
     return [f"{d.field or '(body)'}: {d.message}" for d in (schema or error_schema()).problems(body)]
 
 
-def assert_state_unchanged(response: httpx.Response) -> None:
+def assert_state_unchanged(response: Response) -> None:
     """The session's state export reads as it did before the request (a `client` fixture's response only)."""
     watch = response.extensions.get(STATE_WATCH)
     assert isinstance(watch, StateWatch), "the response did not come through the watched `client` fixture"
@@ -118,7 +124,7 @@ def assert_state_unchanged(response: httpx.Response) -> None:
     assert (status, after) == watch.before, "the request changed the session's state"
 
 
-def assert_error(response: httpx.Response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
+def assert_error(response: Response, status: int, code: str, fields: list[str] | None = None) -> dict[str, Any]:
     """The contract's error answer, checked as strictly as a test can, and its body for further checks:
 
     - the `status`, and Content-Type exactly application/json;

@@ -8,7 +8,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +84,7 @@ class Server:
 
 
 @pytest.fixture
-def serve() -> Iterator:
+def serve() -> Iterator[Callable[..., Server]]:
     """Starts servers; every one is terminated, and waited for, however the test ends."""
     started: list[subprocess.Popen[bytes]] = []
 

@@ -30,7 +30,7 @@ FROZEN_AT = datetime(2026, 11, 21, 13, 0, 0, 123000, tzinfo=UTC)  # 10:00:00.123
 FROZEN_EVENT_DATE = "2026-11-21T10:00:00.123-03:00"
 
 
-def window(start_time: str, amount: int) -> dict[str, Any]:
+def window(start_time: str, amount: Any) -> dict[str, Any]:
     return {"start_time": start_time, "amount": amount}
 
 

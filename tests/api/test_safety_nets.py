@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import httpx
 import pytest
 
 from mock_server import routes
@@ -21,7 +20,7 @@ from mock_server.settings import Settings
 from mock_server.spec import Specs
 from tests.builders import REGISTER, registration
 from tests.default_scenario import PENDING_EVENT_PATH
-from tests.helpers import WatchedTestClient, assert_error, assert_state_unchanged, error_problems
+from tests.helpers import Client, WatchedTestClient, assert_error, assert_state_unchanged, error_problems
 
 LOOKUP = "getExtraordinaryEvent"
 BuildClient = Callable[[Handler, bool], WatchedTestClient]
@@ -50,7 +49,7 @@ def undocumented(call: Call) -> Reply:
     return Reply(418, {"code": "teapot", "message": "I am a teapot."})
 
 
-def journal_statuses(client: httpx.Client) -> list[int]:
+def journal_statuses(client: Client) -> list[int]:
     return [entry["status"] for entry in client.get("/__mock/requests").json()["requests"]]
 
 
@@ -128,7 +127,7 @@ def test_the_command_line_switches_validation_on(
 # --- the checks of assert_error can fail ----------------------------------------------------------------
 
 
-def test_assert_error_notices_a_changed_state(client: httpx.Client) -> None:
+def test_assert_error_notices_a_changed_state(client: Client) -> None:
     response = client.get("/event_conciliation/extraordinary_event/not-a-uuid")
     assert_error(response, 400, "invalid_request", ["extraordinary_event_conciliation_key"])
     assert client.post(REGISTER, json=registration("7777-000002")).status_code == 201

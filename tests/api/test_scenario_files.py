@@ -36,7 +36,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def both(directory: Path) -> list[tuple[str, list[re.Match[str]]]]:
     """What `check` and a start-up say about `directory`: each exits 2, every line a located problem."""
-    outputs = []
+    outputs: list[tuple[str, list[re.Match[str]]]] = []
     for args, stream in ((("check",), "stdout"), (("--port", "0"), "stderr")):
         result = run(*args, "--fixtures", str(directory))
         text = getattr(result, stream)
@@ -45,8 +45,8 @@ def both(directory: Path) -> list[tuple[str, list[re.Match[str]]]]:
         lines = [line for line in text.splitlines() if line.strip()]
         matches = [PROBLEM.match(line) for line in lines]
         assert lines and all(matches), lines
-        outputs.append((" ".join(args), matches))  # type: ignore[arg-type]
-    return outputs  # type: ignore[return-value]
+        outputs.append((" ".join(args), [m for m in matches if m is not None]))
+    return outputs
 
 
 @pytest.mark.parametrize(

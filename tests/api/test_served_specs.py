@@ -24,13 +24,14 @@ from mock_server.app import create_app
 from mock_server.served_specs import BundleError, bundle_admin, external_refs
 from mock_server.settings import Settings
 from mock_server.spec import HTTP_METHODS, Specs, _inlined
+from tests.helpers import Response
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DEFAULT_SERVER = "http://127.0.0.1:8000"  # what the files say: `make run`
 SPEC_URLS = ("/openapi.yaml", "/openapi.json", "/__mock/openapi.yaml")
 
 
-def served(response: httpx.Response) -> dict[str, Any]:
+def served(response: Response) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     if response.headers["content-type"].startswith("application/json"):
         loaded: dict[str, Any] = response.json()
@@ -40,7 +41,7 @@ def served(response: httpx.Response) -> dict[str, Any]:
     return loaded
 
 
-def servers(response: httpx.Response) -> list[str]:
+def servers(response: Response) -> list[str]:
     return [server["url"] for server in served(response)["servers"]]
 
 

@@ -5,6 +5,8 @@ Bounded (max_examples below) so `make test` stays fast; `make fuzz` runs the sam
 
 from __future__ import annotations
 
+from typing import Any
+
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.schemas import OpenApiSchema
@@ -38,13 +40,13 @@ SETTINGS = settings(
 
 @public.parametrize()
 @SETTINGS
-def test_public_api_conforms(case: schemathesis.Case) -> None:
+def test_public_api_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 
 
 @admin.parametrize()
 @SETTINGS
-def test_admin_api_conforms(case: schemathesis.Case) -> None:
+def test_admin_api_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 
 
@@ -53,7 +55,7 @@ class _Stateful:
     recipient -> removal), each run starting from the seed."""
 
     @staticmethod
-    def machine(schema: OpenApiSchema) -> type:
+    def machine(schema: OpenApiSchema) -> Any:  # a hypothesis state machine class, built at run time
         base = schema.as_state_machine()
 
         class Machine(base):  # type: ignore[misc, valid-type]

@@ -85,7 +85,7 @@ def test_the_linter_rejects_a_broken_copy(
 
 def _services(path: Path) -> dict[str, dict[str, object]]:
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return document["services"]  # type: ignore[no-any-return]
+    return document["services"]
 
 
 def test_the_compose_mock_is_health_checked_and_configured_by_mock_server_variables() -> None:

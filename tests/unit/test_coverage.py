@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from mock_server.coverage import MAX_FIELDS_PER_OPERATION, OTHER_FIELDS, Coverage, OperationDoc, field_key, markdown
 
 LOOKUP = OperationDoc("getExtraordinaryEvent", "GET", "/event/{key}", ("200", "400", "404", "500"))
@@ -12,7 +14,7 @@ def coverage() -> Coverage:
     return Coverage([LOOKUP, RANGED])
 
 
-def operation(report: dict, name: str) -> dict:
+def operation(report: dict[str, Any], name: str) -> dict[str, Any]:
     return next(op for op in report["operations"] if op["operation_id"] == name)
 
 

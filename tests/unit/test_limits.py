@@ -206,7 +206,10 @@ def test_notification_values_are_the_interface_ones() -> None:
 
 def test_apply_change_replaces_named_modes_and_keeps_the_others() -> None:
     current = dict(CURRENT)
-    proposed = {"withdraw": (LimitWindow("06:00:00-03:00", 1),), "transaction": (LimitWindow("00:00:00Z", 2),)}
+    proposed: dict[str, tuple[LimitWindow, ...]] = {
+        "withdraw": (LimitWindow("06:00:00-03:00", 1),),
+        "transaction": (LimitWindow("00:00:00Z", 2),),
+    }
 
     result = apply_change(current, proposed)
 

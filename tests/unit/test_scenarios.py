@@ -132,7 +132,7 @@ def test_optional_event_fields_take_their_defaults(loader: ScenarioLoader) -> No
 
     event = loader.load_text("s", text, "s.yaml").events["9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"]
 
-    assert (event.status, event.total_discount_amount, event.total_paid_amount) == (PENDING, 0, 0)
+    assert (event.status, event.total_discount_amount, event.total_paid_amount) == (PENDING, Decimal(0), Decimal(0))
 
 
 def test_uppercase_keys_are_kept_in_lower_case(loader: ScenarioLoader) -> None:
