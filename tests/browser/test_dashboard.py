@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.conftest import TOKEN, Server, Watch, open_page, screenshot
 
@@ -18,7 +18,7 @@ ACCOUNT = "0001-123456"
 NIGHT = {"start_time": "20:00:00-03:00", "amount": 300000}
 
 
-def event_row(page: Page, key: str):  # type: ignore[no-untyped-def]
+def event_row(page: Page, key: str) -> Locator:
     return page.locator(f"#events tbody tr[data-key='{key}']")
 
 
