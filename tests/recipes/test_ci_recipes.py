@@ -98,6 +98,11 @@ def test_the_compose_mock_is_health_checked_and_configured_by_mock_server_variab
 
 def test_the_github_service_container_is_configured_by_mock_server_variables() -> None:
     workflow = yaml.safe_load(GITHUB.read_text(encoding="utf-8"))
-    service = workflow["jobs"]["service-container"]["services"]["pix-mock"]
+    job = workflow["jobs"]["service-container"]
+    service = job["services"]["pix-mock"]
     assert service["env"] and all(name.startswith("MOCK_SERVER_") for name in service["env"])
+    # The tests reach it through the pytest plugin's external mode, on the port the service publishes.
+    (published,) = service["ports"]
+    urls = [step["env"]["MOCK_SERVER_URL"] for step in job["steps"] if "MOCK_SERVER_URL" in step.get("env", {})]
+    assert urls == [f"http://127.0.0.1:{published.split(':')[0]}"]
     assert "pytest" in " ".join(step.get("run", "") for step in workflow["jobs"]["pytest-plugin"]["steps"])
