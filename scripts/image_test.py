@@ -243,6 +243,14 @@ def walkthrough(base_url: str) -> int:
     found = readme.examples((ROOT / "README.md").read_text(encoding="utf-8"))
     report: list[str] = []
     with httpx.Client(timeout=10) as client:
+        # What the reader's curl sends to 127.0.0.1:8000 (the journal shows request headers, the served specs the
+        # Host): the port is forwarded, so the Host header still names 8000; then curl's own headers, as the
+        # README's replay sends them.
+        for name in list(client.headers):
+            del client.headers[name]
+        client.headers["Host"] = httpx.URL(README_URL).netloc.decode()
+        for name, value in readme.CURL_HEADERS:
+            client.headers[name] = value
         for example in found:
             responses = []
             for curl in example.commands:
