@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urljoin
+from urllib.parse import quote, unquote
 
-from mock_server.spec import HTTP_METHODS, Spec
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 # Statuses no example request can provoke (a body over 1 MiB, a media type the operation does not take, a server
 # fault): their examples name an X-Mock-Session in which a fault of that status is injected first.
@@ -51,24 +51,28 @@ class Pair:
         return self.headers.get("X-Mock-Session") if self.status in FAULTED_STATUSES else None
 
 
-def resolved(spec: Spec, node: Any, uri: str) -> tuple[Any, str]:
-    """`node` with its `$ref`s followed, and the URI it was found at."""
+def resolved(document: dict[str, Any], node: Any) -> Any:
+    """`node` with its `$ref`s followed; only references inside `document` (the public spec, a served spec)."""
     while isinstance(node, dict) and "$ref" in node:
-        uri = urljoin(uri, node["$ref"])
-        node = spec.registry.resolver().lookup(uri).contents
-    return node, uri
+        ref = node["$ref"]
+        if not ref.startswith("#/"):
+            raise ValueError(f"not a reference inside the document: {ref!r}")
+        node = document
+        for part in ref[2:].split("/"):
+            node = node[unquote(part).replace("~1", "/").replace("~0", "~")]
+    return node
 
 
-def operations(spec: Spec) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
     """(operationId, METHOD, path, operation object) in document order."""
-    for path, item in spec.document["paths"].items():
+    for path, item in document["paths"].items():
         for method in HTTP_METHODS:
             if method in item:
                 yield item[method]["operationId"], method.upper(), path, item[method]
 
 
-def _example_values(spec: Spec, examples: dict[str, Any], uri: str) -> dict[str, Any]:
-    return {name: resolved(spec, example, uri)[0]["value"] for name, example in examples.items()}
+def _example_values(document: dict[str, Any], examples: dict[str, Any]) -> dict[str, Any]:
+    return {name: resolved(document, example)["value"] for name, example in examples.items()}
 
 
 @dataclass
@@ -84,56 +88,54 @@ class _PairsOf:
         return self.named.setdefault(name, Pair(self.operation_id, self.method, self.path, name))
 
 
-def pairs(spec: Spec) -> dict[str, dict[str, Pair]]:
+def pairs(document: dict[str, Any]) -> dict[str, dict[str, Pair]]:
     """operationId -> example name -> its pair."""
     found: dict[str, dict[str, Pair]] = {}
-    for operation_id, method, path, op in operations(spec):
+    for operation_id, method, path, op in operations(document):
         named: dict[str, Pair] = {}
         pair = _PairsOf(named, operation_id, method, path)
 
         for raw in op.get("parameters", []):
-            param, where = resolved(spec, raw, spec.uri)
-            for name, value in _example_values(spec, param.get("examples", {}), where).items():
+            param = resolved(document, raw)
+            for name, value in _example_values(document, param.get("examples", {})).items():
                 if param["in"] == "path":
                     pair(name).path_params[param["name"]] = value
                 elif param["in"] == "header":
                     pair(name).headers[param["name"]] = value
         if "requestBody" in op:
-            body, where = resolved(spec, op["requestBody"], spec.uri)
-            media = body["content"]["application/json"]
-            for name, value in _example_values(spec, media.get("examples", {}), where).items():
+            media = resolved(document, op["requestBody"])["content"]["application/json"]
+            for name, value in _example_values(document, media.get("examples", {})).items():
                 pair(name).body, pair(name).has_body = value, True
         for status, raw in op["responses"].items():
-            response, where = resolved(spec, raw, spec.uri)
-            for media in response.get("content", {}).values():
-                for name, value in _example_values(spec, media.get("examples", {}), where).items():
+            for media in resolved(document, raw).get("content", {}).values():
+                for name, value in _example_values(document, media.get("examples", {})).items():
                     pair(name).status, pair(name).response = str(status), value
         found[operation_id] = named
     return found
 
 
-def all_pairs(spec: Spec) -> list[Pair]:
-    return [pair for named in pairs(spec).values() for pair in named.values()]
+def all_pairs(document: dict[str, Any]) -> list[Pair]:
+    return [pair for named in pairs(document).values() for pair in named.values()]
 
 
-def faults_to_inject(spec: Spec) -> list[tuple[str, str, int]]:
+def faults_to_inject(document: dict[str, Any]) -> list[tuple[str, str, int]]:
     """(session, operationId, status) of every fault the faulted examples rely on."""
     return sorted(
         {
             (pair.faulted_session, pair.operation_id, int(pair.status))
-            for pair in all_pairs(spec)
+            for pair in all_pairs(document)
             if pair.faulted_session is not None and pair.status is not None
         }
     )
 
 
-def pairing_problems(spec: Spec) -> list[str]:
+def pairing_problems(document: dict[str, Any]) -> list[str]:
     """What Specmatic would refuse or skip: an example name without its other half, a status without a pair."""
     problems = []
-    by_operation = pairs(spec)
-    for operation_id, _, _, op in operations(spec):
+    by_operation = pairs(document)
+    for operation_id, _, _, op in operations(document):
         named = by_operation[operation_id]
-        statuses = {str(s): bool(resolved(spec, raw, spec.uri)[0].get("content")) for s, raw in op["responses"].items()}
+        statuses = {str(s): bool(resolved(document, raw).get("content")) for s, raw in op["responses"].items()}
         for name, pair in named.items():
             if pair.status is not None and not pair.has_request:
                 problems.append(f"{operation_id}: response example {name!r} has no request example of that name")
