@@ -8,7 +8,7 @@ PORT ?= 8000
 SEED ?= 1
 
 
-.PHONY: install run test lint fuzz bench bench-anchors clean example image-test test-browser screenshots
+.PHONY: install run test lint fuzz bench bench-anchors clean interop example image-test test-browser screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,3 +80,8 @@ test-browser: $(BROWSER_STAMP)
 
 screenshots: $(BROWSER_STAMP)
 	SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -m browser tests/browser -k "screenshot or try_it_out"
+
+## make interop: Specmatic --strict, openapi-python-client and openapi-core against a live server (about 2 min;
+## installs Java 17, Specmatic and its own tool venv under .tools/ the first time). Not part of make test.
+interop: $(STAMP)
+	$(BIN)/python scripts/interop.py
