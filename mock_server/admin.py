@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from . import assertions, pages
+from . import assertions, pages, session_admin
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, InvalidRequest, LimitNotFound
@@ -75,7 +75,8 @@ def state_of(session: Session) -> dict[str, Any]:
 
 
 def health(call: Call) -> Reply:
-    return _status(call.session)
+    # The scenario the named session runs on, or would start from: health never makes a session.
+    return Reply(200, {"status": "ok", "scenario": call.server.sessions.scenario_of(call.session_name).name})
 
 
 def reset(call: Call) -> Reply:
@@ -259,4 +260,5 @@ HANDLERS: dict[str, Handler] = {
     "mockDashboard": dashboard,
     "mockDocs": docs,
     "mockAsset": asset,
+    **session_admin.HANDLERS,
 }

@@ -12,11 +12,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, routes
+from . import admin, routes, session_admin
 from .coverage import Coverage, OperationDoc
 from .encoding import error_response
 from .errors import NotFound
-from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext
+from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
 from .scenarios import ScenarioLoader
 from .served_specs import ServedSpecs
 from .session_url import SessionPrefix
@@ -39,7 +39,14 @@ def _routes(
     table = []
     for path, operations in spec.paths().items():
         runners = {
-            op.method: OperationRunner(server, op, handlers[op.operation_id], public, op.operation_id not in TOKEN_FREE)
+            op.method: OperationRunner(
+                server,
+                op,
+                handlers[op.operation_id],
+                public,
+                op.operation_id not in TOKEN_FREE,
+                session_admin.SESSION_USE.get(op.operation_id, SessionUse.OPEN),
+            )
             for op in operations
             if keep is None or op.operation_id in keep
         }
@@ -73,7 +80,9 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         scenarios = ScenarioLoader.from_specs(specs).load_directory(settings.fixtures)
     finally:
         gc.enable()
-    sessions = Sessions(scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock)
+    sessions = Sessions(
+        scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock, max_sessions=settings.max_sessions
+    )
     server = ServerContext(
         specs,
         settings,

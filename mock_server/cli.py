@@ -54,6 +54,16 @@ def _instant(value: str) -> datetime:
     return at
 
 
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return number
+
+
 def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
     parser = argparse.ArgumentParser(
@@ -102,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=_env("seed") or None, help="make generated ids deterministic per session"
     )
     parser.add_argument(
+        "--max-sessions",
+        type=_at_least_one,
+        default=_env("max_sessions", str(defaults.max_sessions)),
+        help="sessions kept; beyond, the least recently used idle one is evicted (default %(default)s)",
+    )
+    parser.add_argument(
         "--clock",
         type=_instant,
         default=_env("clock") or None,
@@ -138,6 +154,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         admin=not args.no_admin,
         admin_token=args.admin_token,
         seed=args.seed,
+        max_sessions=args.max_sessions,
         clock=args.clock,
         log_level=args.log_level,
         access_log=args.log_level in ("info", "debug"),

@@ -151,3 +151,19 @@ class ResponseValidationFailed(ApiError):
 
 class VerificationFailed(ApiError):
     status, code = 409, "verification_failed"
+
+
+class SessionEvicted(ApiError):
+    status, code = 410, "session_evicted"
+
+
+class SessionNotFound(ApiError):
+    status, code = 404, "session_not_found"
+
+
+class SessionAlreadyExists(ApiError):
+    status, code = 409, "session_already_exists"
+
+
+class TooManySessions(ApiError):
+    status, code = 503, "too_many_sessions"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import hmac
 import json
 import logging
@@ -25,7 +26,16 @@ from starlette.types import Receive, Scope, Send
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .coverage import Coverage
 from .encoding import encode_json, error_response, json_response
-from .errors import ApiError, Detail, InvalidRequest, MethodNotAllowed, ResponseValidationFailed, Unauthorized
+from .errors import (
+    ApiError,
+    Detail,
+    InvalidRequest,
+    MethodNotAllowed,
+    ResponseValidationFailed,
+    SessionEvicted,
+    TooManySessions,
+    Unauthorized,
+)
 from .session_url import SESSION_KEY
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
@@ -58,13 +68,20 @@ class Call:
     """A validated request, as a handler sees it."""
 
     server: ServerContext
-    session: Session
+    opened: Session | None  # None for the operations that act on no session (SessionUse.NONE)
     path: dict[str, str]
     query: dict[str, str]
     body: Any  # the validated JSON body; None when the operation takes none or none was sent
     now: datetime  # the session clock's reading when the request arrived
     headers: Mapping[str, str] = field(default_factory=dict)  # by lower-case name (content negotiation)
     scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
+    session_name: str = DEFAULT_SESSION  # the session the request names, opened or not
+
+    @property
+    def session(self) -> Session:
+        """The calling session; only operations that open one may ask."""
+        assert self.opened is not None, "this operation opens no session"
+        return self.opened
 
 
 @dataclass(slots=True)
@@ -84,6 +101,14 @@ class Reply:
 Handler = Callable[[Call], Reply]
 
 
+class SessionUse(enum.Enum):
+    """What an operation does with the session the request names."""
+
+    OPEN = "open"  # opens it, made on first use; an evicted explicit session answers 410
+    CREATE = "create"  # opens it as an explicit session (a reset): made or brought back on purpose
+    NONE = "none"  # never opens one (health, the session registry, spec downloads): Call.opened is None
+
+
 @dataclass(slots=True)
 class Exchange:
     """One request on its way through the steps, and what they learned about it."""
@@ -91,6 +116,7 @@ class Exchange:
     request: Request
     headers: dict[str, str]  # by lower-case name
     session: Session | None = None
+    session_name: str = DEFAULT_SESSION
     received_at: datetime | None = None
     raw_body: bytes = b""  # as it crossed the wire, for the journal
 
@@ -109,11 +135,18 @@ class OperationRunner:
     """One operation of a spec bound to its handler: runs the steps for each request."""
 
     def __init__(
-        self, server: ServerContext, operation: Operation, handler: Handler, public: bool, guarded: bool
+        self,
+        server: ServerContext,
+        operation: Operation,
+        handler: Handler,
+        public: bool,
+        guarded: bool,
+        session_use: SessionUse = SessionUse.OPEN,
     ) -> None:
         self.server = server
         self.operation = operation
         self.handler = handler
+        self.session_use = session_use
         self.public = public  # journaled and open to faults
         self.guarded = guarded  # needs the admin token when one is set
         self._query = [p for p in operation.parameters if p.location == "query"]
@@ -132,11 +165,17 @@ class OperationRunner:
             if reply is None:
                 reply = await self._handle(exchange)
         except ApiError as error:
+            # The mock's own session errors (410, 503) are no part of the interface: never judged against it.
             reply = Reply.error(error)
+            reply.off_spec = isinstance(error, SessionEvicted | TooManySessions)
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
-        return self._respond(exchange, reply)
+        try:
+            return self._respond(exchange, reply)
+        finally:
+            if exchange.session is not None:  # held since _open_session: not evicted while in flight
+                self.server.sessions.release(exchange.session)
 
     # --- the steps, in order ------------------------------------------------------------------------
 
@@ -153,8 +192,11 @@ class OperationRunner:
     def _open_session(self, exchange: Exchange) -> None:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
         and its clock's reading."""
-        name = self._session_name(exchange)
-        exchange.session = self.server.sessions.get(name)
+        name = exchange.session_name = self._session_name(exchange)
+        if self.session_use is SessionUse.NONE:
+            exchange.received_at = self.server.sessions.now_in(name)
+            return
+        exchange.session = self.server.sessions.acquire(name, explicit=self.session_use is SessionUse.CREATE)
         exchange.received_at = exchange.session.clock.now()
 
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
@@ -176,7 +218,7 @@ class OperationRunner:
 
     async def _handle(self, exchange: Exchange) -> Reply:
         """Read and validate the request, then let the operation's handler answer it."""
-        assert exchange.session is not None and exchange.received_at is not None
+        assert exchange.received_at is not None
         if self._takes_body:
             exchange.raw_body = await self._read(exchange)
         body = parse_json(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
@@ -190,6 +232,7 @@ class OperationRunner:
             exchange.received_at,
             exchange.headers,
             exchange.request.scope,
+            exchange.session_name,
         )
         return self.handler(call)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import OrderedDict
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from .clock import Clock
-from .errors import ScenarioNotFound
+from .errors import ScenarioNotFound, SessionEvicted, TooManySessions
 from .faults import Faults
 from .ids import IdSource
 from .journal import Journal
@@ -15,6 +18,10 @@ from .store import Store
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256
+# Names of evicted explicit sessions remembered (to answer 410 rather than re-seed); the oldest beyond are forgotten.
+MAX_TOMBSTONES = 4096
+
+log = logging.getLogger("mock_server")
 
 
 class Session:
@@ -27,6 +34,10 @@ class Session:
         self.faults = Faults()
         self.clock = Clock(clock_start)
         self.ids = IdSource(seed, name)
+        # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
+        self.explicit = False
+        self.created_at = self.last_used = time.time()
+        self.in_flight = 0
 
     @property
     def scenario(self) -> Scenario:
@@ -41,9 +52,29 @@ class Session:
         self.ids.reset()
 
 
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What is left of an evicted session that was created explicitly: a later call answers 410, not a re-seed."""
+
+    name: str
+    evicted_at: float  # time.time()
+    max_sessions: int
+
+
+def wall_time(at: float) -> str:
+    """A registry time (time.time()) as RFC 3339 UTC with milliseconds: the wall clock, not a session clock."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class Sessions:
-    """The registry: sessions are made on first use from the default scenario; the least recently used
-    one beyond MAX_SESSIONS is dropped."""
+    """The registry, the one owner of every session's state.
+
+    A session is made on first use ("implicitly"), or "explicitly" by `POST /__mock/sessions` or a reset. Beyond
+    `max_sessions`, the least recently used session with no request in flight is evicted, implicit ones first;
+    `default` never is. Evictions are logged and counted. A call for an evicted explicit session answers 410
+    `session_evicted` until the session is reset, created again or deleted; an implicit one starts afresh. An
+    implicit creation (which may come from an unauthenticated call) never evicts an explicit session: when only
+    explicit ones could go, it is refused (503 `too_many_sessions`)."""
 
     def __init__(
         self,
@@ -57,21 +88,80 @@ class Sessions:
             raise ScenarioNotFound(f"No scenario named {default_scenario!r}.")
         self.scenarios = scenarios
         self.default_scenario = default_scenario
+        self.max_sessions = max_sessions
         self._seed = seed
         self._clock_start = clock_start
-        self._max = max_sessions
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
+        self.evictions = 0
 
-    def get(self, name: str = DEFAULT_SESSION) -> Session:
+    # --- opening and closing a session for one request ----------------------------------------------
+
+    def acquire(self, name: str, explicit: bool = False) -> Session:
+        """The session `name` for one request, made when missing; `release` it when the request is answered.
+        While held it is never evicted. `explicit`: the call creates it on purpose (a reset): an evicted one
+        comes back, and it is kept like one made by POST /__mock/sessions."""
         session = self._sessions.get(name)
         if session is None:
-            session = Session(name, self.scenarios[self.default_scenario], self._seed, self._clock_start)
-            self._sessions[name] = session
-            if len(self._sessions) > self._max:
-                self._sessions.popitem(last=False)
+            tombstone = self._tombstones.get(name)
+            if tombstone is not None and not explicit:
+                raise SessionEvicted(evicted_message(tombstone))
+            session = self._create(name, explicit)
         else:
             self._sessions.move_to_end(name)
+            session.explicit = session.explicit or explicit
+        session.last_used = time.time()
+        session.in_flight += 1
         return session
+
+    @staticmethod
+    def release(session: Session) -> None:
+        session.in_flight -= 1
+
+    def get(self, name: str = DEFAULT_SESSION) -> Session:
+        """The session `name`, made (implicitly) when missing: for tests and tools, outside any request."""
+        session = self.acquire(name)
+        self.release(session)
+        return session
+
+    def peek(self, name: str) -> Session | None:
+        """The session `name` if it exists; never makes one (health)."""
+        return self._sessions.get(name)
+
+    def now_in(self, name: str) -> datetime:
+        """The clock reading of the session `name`, or of a new one: without making it."""
+        session = self._sessions.get(name)
+        return session.clock.now() if session is not None else Clock(self._clock_start).now()
+
+    def scenario_of(self, name: str) -> Scenario:
+        """The scenario `name` runs on, or would start from."""
+        session = self._sessions.get(name)
+        return session.scenario if session is not None else self.scenarios[self.default_scenario]
+
+    # --- the lifecycle routes -------------------------------------------------------------------------
+
+    def create(self, name: str, scenario: Scenario | None = None) -> Session | None:
+        """A new explicit session (None when one of that name exists)."""
+        if name in self._sessions:
+            return None
+        session = self._create(name, explicit=True)
+        if scenario is not None:
+            session.reset(scenario)
+        return session
+
+    def delete(self, name: str) -> bool:
+        """Forget the session (or the record of its eviction); False when there is neither."""
+        found = self._sessions.pop(name, None) is not None
+        return self._tombstones.pop(name, None) is not None or found
+
+    def all(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    def tombstones(self) -> list[Tombstone]:
+        return list(self._tombstones.values())
+
+    def tombstone(self, name: str) -> Tombstone | None:
+        return self._tombstones.get(name)
 
     def scenario(self, name: str) -> Scenario:
         try:
@@ -80,8 +170,67 @@ class Sessions:
             raise ScenarioNotFound(f"No scenario named {name!r}.") from None
 
     def clear(self) -> None:
-        """Forget every session: the next call of each starts from its seed again."""
+        """Forget every session and eviction: the next call of each starts from its seed again."""
         self._sessions.clear()
+        self._tombstones.clear()
+        self.evictions = 0
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    # --- eviction -----------------------------------------------------------------------------------
+
+    def _create(self, name: str, explicit: bool) -> Session:
+        while len(self._sessions) >= self.max_sessions:
+            if self._evict_one(explicit):
+                continue
+            if explicit:
+                break  # every session it may evict is in flight: exceed the cap for now rather than lose one
+            raise TooManySessions(
+                f"Session {name!r} cannot be made: the server holds {len(self._sessions)} sessions "
+                f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
+                "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
+            )
+        session = Session(name, self.scenarios[self.default_scenario], self._seed, self._clock_start)
+        session.explicit = explicit
+        self._sessions[name] = session
+        self._tombstones.pop(name, None)
+        return session
+
+    def _evict_one(self, explicit_caller: bool) -> bool:
+        """Evict the least recently used idle session, implicit ones first, explicit ones only for an explicit
+        caller; never `default`. False when none may go."""
+        victim = None
+        for candidate in self._sessions.values():  # least recently used first
+            if candidate.in_flight or candidate.name == DEFAULT_SESSION:
+                continue
+            if not candidate.explicit:
+                victim = candidate
+                break
+            if victim is None and explicit_caller:
+                victim = candidate  # the oldest explicit one, unless an implicit one turns up
+        if victim is None:
+            return False
+        del self._sessions[victim.name]
+        self.evictions += 1
+        if victim.explicit:
+            self._tombstones[victim.name] = Tombstone(victim.name, time.time(), self.max_sessions)
+            while len(self._tombstones) > MAX_TOMBSTONES:
+                self._tombstones.popitem(last=False)
+        log.warning(
+            "session %r evicted (%s, least recently used of %d; %d journal entries dropped; %d evictions so far)",
+            victim.name,
+            "explicit: later calls answer 410" if victim.explicit else "implicit: a later call starts afresh",
+            self.max_sessions,
+            len(victim.journal),
+            self.evictions,
+        )
+        return True
+
+
+def evicted_message(tombstone: Tombstone) -> str:
+    return (
+        f"Session {tombstone.name!r} was evicted at {wall_time(tombstone.evicted_at)}: the least recently used "
+        f"beyond --max-sessions {tombstone.max_sessions}. Its state is gone; reset it (POST /__mock/reset), create "
+        "it again (POST /__mock/sessions) or delete it (DELETE /__mock/sessions/NAME) to go on."
+    )

@@ -19,6 +19,7 @@ class Settings:
     admin_token: str | None = None
     seed: int | None = None
     clock: datetime | None = None  # every session starts with its clock frozen here
+    max_sessions: int = 256  # sessions kept; the least recently used idle one beyond is evicted (sessions.py)
     log_level: str = "warning"
     access_log: bool = False
     validate_responses: bool = False

@@ -1,0 +1,259 @@
+"""Session lifecycle (issue 11 item 2, issue 16 item 5): the registry's routes, visible eviction, 410 for an
+evicted explicit session, nothing evicted while in flight or by health or by calls that create no session
+explicitly."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+import httpx
+import pytest
+
+from mock_server.app import create_app
+from mock_server.cli import _parser, settings_from
+from mock_server.settings import Settings
+from tests.helpers import assert_error
+
+ACCOUNT = "4444-000001"
+TOKEN = {"Authorization": "Bearer t0ken"}
+INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def session(name: str, **extra: str) -> dict[str, str]:
+    return {"X-Mock-Session": name, **extra}
+
+
+def registration(account_id: str = ACCOUNT) -> dict[str, Any]:
+    return {
+        "account_id": account_id,
+        "registration_date": "2026-11-21T09:00:00-03:00",
+        "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1000}]}},
+    }
+
+
+def names(client, headers: dict[str, str] | None = None) -> list[str]:
+    return [s["name"] for s in client.get("/__mock/sessions", headers=headers).json()["sessions"]]
+
+
+# --- the routes ---------------------------------------------------------------------------------------------
+
+
+def test_the_listing_shows_each_session(make_client):
+    client = make_client()
+    assert client.post("/limits/account", json=registration(), headers=session("a")).status_code == 201
+    assert client.post("/__mock/reset", json={"scenario": "empty"}, headers=session("b")).status_code == 200
+    listing = client.get("/__mock/sessions").json()
+    assert listing["max_sessions"] == 256
+    assert listing["evictions"] == 0
+    assert listing["evicted"] == []
+    a, b = listing["sessions"]  # least recently used first; the listing itself made no session
+    assert (a["name"], a["scenario"], a["explicit"], a["journal_size"], a["in_flight"]) == ("a", "default", False, 1, 0)
+    assert (b["name"], b["scenario"], b["explicit"], b["journal_size"]) == ("b", "empty", True, 0)
+    assert INSTANT.match(a["last_used"]) and INSTANT.match(a["created_at"])
+    assert a["last_used"] <= b["last_used"]
+
+
+def test_create_show_and_delete_a_session(make_client):
+    client = make_client()
+    made = client.post("/__mock/sessions", json={"name": "job-42", "scenario": "payments"})
+    assert made.status_code == 201
+    assert made.headers["location"] == "/__mock/sessions/job-42"
+    assert made.json()["explicit"] is True and made.json()["scenario"] == "payments"
+    assert client.get("/__mock/sessions/job-42").json()["name"] == "job-42"
+    assert client.get("/__mock/health", headers=session("job-42")).json()["scenario"] == "payments"
+    assert_error(client.post("/__mock/sessions", json={"name": "job-42"}), 409, "session_already_exists")
+    assert_error(client.post("/__mock/sessions", json={"name": "x", "scenario": "nope"}), 404, "scenario_not_found")
+    assert "x" not in names(client)
+    assert client.delete("/__mock/sessions/job-42").status_code == 204
+    assert_error(client.get("/__mock/sessions/job-42"), 404, "session_not_found")
+    assert_error(client.delete("/__mock/sessions/job-42"), 404, "session_not_found")
+    # its next call starts afresh, implicitly, on the server's scenario
+    assert client.get("/__mock/health", headers=session("job-42")).json()["scenario"] == "default"
+
+
+def test_a_created_session_takes_a_seed(make_client):
+    client = make_client()
+    ids = []
+    for _ in range(2):
+        client.delete("/__mock/sessions/s")
+        assert client.post("/__mock/sessions", json={"name": "s", "seed": 3}).status_code == 201
+        proposal = client.post(
+            "/limits/account/0001-123456/limit_update_request",
+            json={"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}},
+            headers=session("s"),
+        )
+        ids.append(proposal.json()["limit_update_request_id"])
+    assert ids[0] == ids[1]
+
+
+def test_a_session_name_the_server_does_not_hold_is_404_however_written(make_client):
+    client = make_client()
+    assert_error(client.get("/__mock/sessions/a b"), 404, "session_not_found")
+    assert_error(client.delete("/__mock/sessions/" + "x" * 100), 404, "session_not_found")
+
+
+def test_the_routes_need_the_admin_token(make_client):
+    client = make_client(admin_token="t0ken")
+    assert_error(client.get("/__mock/sessions"), 401, "unauthorized")
+    assert_error(client.post("/__mock/sessions", json={"name": "a"}), 401, "unauthorized")
+    assert_error(client.delete("/__mock/sessions/default"), 401, "unauthorized")
+    assert client.get("/__mock/sessions", headers=TOKEN).status_code == 200
+
+
+# --- health makes no session --------------------------------------------------------------------------------
+
+
+def test_health_never_makes_a_session(make_client):
+    client = make_client()
+    for i in range(5):
+        assert client.get("/__mock/health", headers=session(f"probe-{i}")).status_code == 200
+        assert client.get(f"/__session/url-probe-{i}/__mock/health").status_code == 200
+    assert client.get("/openapi.yaml", headers=session("spec")).status_code == 200
+    assert names(client) == []
+    assert client.post("/__mock/reset", json={"scenario": "recipients"}, headers=session("r")).status_code == 200
+    assert client.get("/__mock/health", headers=session("r")).json() == {"status": "ok", "scenario": "recipients"}
+
+
+def test_300_unauthenticated_health_calls_evict_nothing(make_client):
+    """Issue 16 item 5: they used to wipe every session, default included, under --admin-token."""
+    client = make_client(admin_token="t0ken", max_sessions=4)
+    assert client.post("/limits/account", json=registration()).status_code == 201  # default
+    assert client.post("/limits/account", json=registration(), headers=session("keep")).status_code == 201
+    for i in range(300):
+        assert client.get("/__mock/health", headers=session(f"h{i}")).status_code == 200
+    assert names(client, TOKEN) == ["default", "keep"]
+    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=TOKEN).status_code == 200
+    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("keep", **TOKEN)).status_code == 200
+
+
+# --- eviction -----------------------------------------------------------------------------------------------
+
+
+def test_257_explicit_sessions_round_robin_lose_nothing_silently(make_client, caplog):
+    """Issue 16 item 5: 257 sessions used round-robin lost 100% of their writes with no sign. Now the evicted
+    explicit session answers 410 session_evicted, and the eviction is logged and counted."""
+    client = make_client()
+    for i in range(257):
+        assert client.post("/__mock/reset", headers=session(f"s{i}")).status_code == 200
+        response = client.post("/limits/account", json=registration(), headers=session(f"s{i}"))
+        assert response.status_code == 201
+    with caplog.at_level(logging.WARNING, logger="mock_server"):
+        lost = client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("s0"))
+    body = assert_error(lost, 410, "session_evicted")
+    assert "'s0' was evicted at" in body["message"] and "--max-sessions 256" in body["message"]
+    # the public API answers 410 too: never a fresh seed that would accept the write again
+    assert_error(client.post("/limits/account", json=registration(), headers=session("s0")), 410, "session_evicted")
+    assert_error(client.get("/__mock/sessions/s0"), 410, "session_evicted")
+    listing = client.get("/__mock/sessions").json()
+    assert listing["evictions"] == 1
+    assert [e["name"] for e in listing["evicted"]] == ["s0"]
+    assert len(listing["sessions"]) == 256
+    for i in range(1, 257):  # every other session kept its write
+        assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session(f"s{i}")).status_code == 200
+
+
+def test_the_eviction_is_logged(make_client, caplog):
+    client = make_client(max_sessions=1)
+    with caplog.at_level(logging.WARNING, logger="mock_server"):
+        client.post("/__mock/reset", headers=session("a"))
+        client.post("/__mock/reset", headers=session("b"))
+    (record,) = [r for r in caplog.records if "evicted" in r.getMessage()]
+    assert "session 'a' evicted (explicit: later calls answer 410" in record.getMessage()
+
+
+def test_a_reset_brings_an_evicted_session_back(make_client):
+    client = make_client(max_sessions=1)
+    client.post("/__mock/reset", headers=session("a"))
+    client.post("/__mock/reset", headers=session("b"))
+    assert_error(client.get("/__mock/clock", headers=session("a")), 410, "session_evicted")
+    assert client.post("/__mock/reset", headers=session("a")).status_code == 200
+    assert client.get("/__mock/clock", headers=session("a")).status_code == 200
+    # bringing a back evicted b, the least recently used: a is no longer listed as evicted
+    assert [e["name"] for e in client.get("/__mock/sessions").json()["evicted"]] == ["b"]
+
+
+def test_deleting_an_evicted_session_forgets_it(make_client):
+    client = make_client(max_sessions=1)
+    client.post("/__mock/sessions", json={"name": "a"})
+    client.post("/__mock/sessions", json={"name": "b"})
+    assert client.delete("/__mock/sessions/a").status_code == 204
+    assert client.get("/__mock/clock", headers=session("a")).status_code == 503  # b is explicit: not evicted
+    assert client.delete("/__mock/sessions/b").status_code == 204
+    assert client.get("/__mock/clock", headers=session("a")).status_code == 200  # afresh
+
+
+def test_implicit_sessions_are_evicted_first_and_start_afresh(make_client):
+    client = make_client(max_sessions=3)
+    client.post("/__mock/sessions", json={"name": "explicit"})
+    assert client.post("/limits/account", json=registration(), headers=session("i1")).status_code == 201
+    assert client.get("/__mock/clock", headers=session("i2")).status_code == 200
+    client.get("/__mock/clock", headers=session("explicit"))  # explicit is now the most recent; i1 the least
+    assert client.get("/__mock/clock", headers=session("i3")).status_code == 200
+    assert names(client) == ["i2", "explicit", "i3"]
+    # i1 was implicit: it comes back from the seed (counted, not a 410)
+    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("i1")).status_code == 404
+    assert client.get("/__mock/sessions").json()["evictions"] == 2
+
+
+def test_calls_that_create_no_session_explicitly_never_evict_an_explicit_one(make_client):
+    """Public calls need no token: under --admin-token they must not push out the sessions tests made."""
+    client = make_client(admin_token="t0ken", max_sessions=2)
+    for name in ("a", "b"):
+        assert client.post("/__mock/reset", headers=session(name, **TOKEN)).status_code == 200
+        assert client.post("/limits/account", json=registration(), headers=session(name)).status_code == 201
+    refused = client.post("/limits/account", json=registration(), headers=session("intruder"))
+    body = assert_error(refused, 503, "too_many_sessions")
+    assert "--max-sessions 2" in body["message"]
+    for name in ("a", "b"):
+        assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session(name, **TOKEN)).status_code == 200
+    assert names(client, TOKEN) == ["a", "b"]
+
+
+def test_default_is_never_evicted(make_client):
+    client = make_client(max_sessions=2)
+    assert client.post("/limits/account", json=registration()).status_code == 201
+    for i in range(5):
+        assert client.get("/__mock/clock", headers=session(f"s{i}")).status_code == 200
+    assert client.get(f"/__mock/accounts/{ACCOUNT}").status_code == 200
+
+
+def test_a_session_with_a_request_in_flight_is_not_evicted():
+    """Issue 16 item 5: a request in flight when its session was evicted was answered 201, then lost."""
+    app = create_app(Settings(max_sessions=2, validate_responses=True))
+
+    async def scenario() -> tuple[int, int, int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
+            await client.post("/__mock/reset", headers=session("slow"))
+            fault = {"operation_id": "registerAccountLimit", "delay_ms": 300}  # a delay only: then handled
+            await client.post("/__mock/faults", json=fault, headers=session("slow"))
+            slow = asyncio.create_task(client.post("/limits/account", json=registration(), headers=session("slow")))
+            await asyncio.sleep(0.05)  # the slow request holds its session now
+            crowd = [await client.post("/__mock/reset", headers=session(f"c{i}")) for i in range(3)]
+            written = await slow
+            after = await client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("slow"))
+            return written.status_code, after.status_code, max(c.status_code for c in crowd)
+
+    written, after, crowd = asyncio.run(scenario())
+    assert (written, after, crowd) == (201, 200, 200)
+
+
+# --- --max-sessions ----------------------------------------------------------------------------------------
+
+
+def test_max_sessions_option_and_environment(monkeypatch):
+    assert settings_from(_parser().parse_args([])).max_sessions == 256
+    assert settings_from(_parser().parse_args(["--max-sessions", "3"])).max_sessions == 3
+    monkeypatch.setenv("MOCK_SERVER_MAX_SESSIONS", "7")
+    assert settings_from(_parser().parse_args([])).max_sessions == 7
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(SystemExit) as exit_:
+            _parser().parse_args(["--max-sessions", bad])
+        assert exit_.value.code == 2
+
+
+def test_the_listing_reports_the_configured_cap(make_client):
+    assert make_client(max_sessions=5).get("/__mock/sessions").json()["max_sessions"] == 5
