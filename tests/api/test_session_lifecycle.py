@@ -112,6 +112,8 @@ def test_health_never_makes_a_session(make_client):
         assert client.get("/__mock/health", headers=session(f"probe-{i}")).status_code == 200
         assert client.get(f"/__session/url-probe-{i}/__mock/health").status_code == 200
     assert client.get("/openapi.yaml", headers=session("spec")).status_code == 200
+    for page in ("/__mock/ui", "/__mock/docs"):  # token-free pages: they make no session either
+        assert client.get(page, headers=session("page")).status_code == 200
     assert names(client) == []
     assert client.post("/__mock/reset", json={"scenario": "recipients"}, headers=session("r")).status_code == 200
     assert client.get("/__mock/health", headers=session("r")).json() == {"status": "ok", "scenario": "recipients"}
