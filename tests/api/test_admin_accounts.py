@@ -6,16 +6,19 @@ from typing import Any
 
 import pytest
 
+from tests.builders import recipient_path
+from tests.default_scenario import (
+    CNPJ_IN_LIST,
+    CPF_IN_LIST,
+    CPF_NOT_IN_LIST,
+    CPF_RECIPIENT,
+    FULL_ACCOUNT,
+    SMALL_ACCOUNT,
+)
 from tests.helpers import assert_error
 
-ACCOUNT = "0001-123456"  # every mode, 06:00/20:00 -03:00 windows; a recipient list of two
-SMALL = "0002-654321"  # withdraw and transaction_natural_person only; no recipient list
-IN_LIST_CPF = "123.456.789-09"
-IN_LIST_CNPJ = "12.ABC.345/01DE-35"
-NOT_IN_LIST = "529.982.247-25"
 
-
-def evaluate(client, account_id: str = ACCOUNT, **body: Any):
+def evaluate(client, account_id: str = FULL_ACCOUNT, **body: Any):
     return client.post(f"/__mock/accounts/{account_id}/limits/evaluate", json=body)
 
 
@@ -23,10 +26,10 @@ def evaluate(client, account_id: str = ACCOUNT, **body: Any):
 
 
 def test_get_a_seeded_account(client):
-    response = client.get(f"/__mock/accounts/{SMALL}")
+    response = client.get(f"/__mock/accounts/{SMALL_ACCOUNT}")
     assert response.status_code == 200
     assert response.json() == {
-        "account_id": SMALL,
+        "account_id": SMALL_ACCOUNT,
         "registration_date": "2026-03-05T14:30:00-03:00",
         "limit": {
             "pix": {
@@ -41,10 +44,10 @@ def test_get_a_seeded_account(client):
 
 
 def test_get_an_account_with_its_recipient_list(client):
-    response = client.get(f"/__mock/accounts/{ACCOUNT}")
+    response = client.get(f"/__mock/accounts/{FULL_ACCOUNT}")
     assert response.status_code == 200
     recipients = response.json()["recipient_list"]["recipients"]
-    assert [r["document_number"] for r in recipients] == [IN_LIST_CPF, IN_LIST_CNPJ]
+    assert [r["document_number"] for r in recipients] == [CPF_IN_LIST, CNPJ_IN_LIST]
     assert all(r["recipient_status"] == "created" for r in recipients)
 
 
@@ -63,9 +66,9 @@ def test_get_an_account_registered_through_the_api(client):
 
 def test_get_an_account_shows_the_proposals_made(client):
     pix = {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}
-    proposal = client.post(f"/limits/account/{SMALL}/limit_update_request", json={"pix": pix})
+    proposal = client.post(f"/limits/account/{SMALL_ACCOUNT}/limit_update_request", json={"pix": pix})
     assert proposal.status_code == 201
-    account = client.get(f"/__mock/accounts/{SMALL}").json()
+    account = client.get(f"/__mock/accounts/{SMALL_ACCOUNT}").json()
     assert account["limit"]["pix"]["withdraw"] == pix["withdraw"]
     assert [p["limit_update_request_id"] for p in account["limit_update_requests"]] == [
         proposal.json()["limit_update_request_id"]
@@ -145,7 +148,7 @@ def test_at_defaults_to_the_session_clock(client):
 
 def test_a_single_window_applies_all_day(client):
     for at in ("2026-11-21T05:00:00-03:00", "2026-11-21T12:00:00-03:00", "2026-11-21T23:59:59-03:00"):
-        response = evaluate(client, SMALL, mode="withdraw", amount=200001, at=at)
+        response = evaluate(client, SMALL_ACCOUNT, mode="withdraw", amount=200001, at=at)
         assert response.status_code == 200
         assert response.json() == {
             "allowed": False,
@@ -159,7 +162,7 @@ def test_evaluation_follows_a_limit_change(client):
     pix = {
         "withdraw": [{"start_time": "08:00:00-03:00", "amount": 100}, {"start_time": "18:00:00-03:00", "amount": 50}]
     }
-    assert client.post(f"/limits/account/{ACCOUNT}/limit_update_request", json={"pix": pix}).status_code == 201
+    assert client.post(f"/limits/account/{FULL_ACCOUNT}/limit_update_request", json={"pix": pix}).status_code == 201
     response = evaluate(client, mode="withdraw", amount=60, at="2026-11-21T07:00:00-03:00")
     assert response.status_code == 200
     assert response.json()["window"] == {"start_time": "18:00:00-03:00", "amount": 50}
@@ -169,7 +172,7 @@ def test_evaluation_follows_a_limit_change(client):
 # --- recipient list -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("document", [IN_LIST_CPF, "12345678909", IN_LIST_CNPJ, "12ABC34501DE35"])
+@pytest.mark.parametrize("document", [CPF_IN_LIST, "12345678909", CNPJ_IN_LIST, "12ABC34501DE35"])
 def test_a_document_in_the_recipient_list_gets_the_list_windows(client, document):
     response = evaluate(
         client, mode="transaction", amount=1500000, at="2026-11-21T12:00:00-03:00", document_number=document
@@ -185,7 +188,7 @@ def test_a_document_in_the_recipient_list_gets_the_list_windows(client, document
 
 def test_the_list_windows_at_night(client):
     response = evaluate(
-        client, mode="transaction", amount=500001, at="2026-11-22T01:00:00-03:00", document_number=IN_LIST_CPF
+        client, mode="transaction", amount=500001, at="2026-11-22T01:00:00-03:00", document_number=CPF_IN_LIST
     )
     assert response.status_code == 200
     assert response.json() == {
@@ -198,7 +201,7 @@ def test_the_list_windows_at_night(client):
 
 def test_a_document_not_in_the_list_gets_the_account_windows(client):
     response = evaluate(
-        client, mode="transaction", amount=1500000, at="2026-11-21T12:00:00-03:00", document_number=NOT_IN_LIST
+        client, mode="transaction", amount=1500000, at="2026-11-21T12:00:00-03:00", document_number=CPF_NOT_IN_LIST
     )
     assert response.status_code == 200
     assert response.json() == {
@@ -216,17 +219,17 @@ def test_transaction_without_a_document_gets_the_account_windows(client):
 
 
 def test_the_list_applies_only_to_transaction(client):
-    response = evaluate(client, mode="withdraw", amount=1, at="2026-11-21T12:00:00-03:00", document_number=IN_LIST_CPF)
+    response = evaluate(client, mode="withdraw", amount=1, at="2026-11-21T12:00:00-03:00", document_number=CPF_IN_LIST)
     assert response.status_code == 200
     assert response.json()["source"] == "account"
     assert response.json()["limit_amount"] == 500000
 
 
 def test_a_removed_recipient_falls_back_to_the_account(client):
-    removed = client.delete(f"/limits/account/{ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f")
+    removed = client.delete(recipient_path(FULL_ACCOUNT, CPF_RECIPIENT))
     assert removed.status_code == 204
     response = evaluate(
-        client, mode="transaction", amount=1, at="2026-11-21T12:00:00-03:00", document_number=IN_LIST_CPF
+        client, mode="transaction", amount=1, at="2026-11-21T12:00:00-03:00", document_number=CPF_IN_LIST
     )
     assert response.status_code == 200
     assert response.json()["source"] == "account"
@@ -234,7 +237,7 @@ def test_a_removed_recipient_falls_back_to_the_account(client):
 
 def test_an_added_recipient_gets_the_list_windows_in_either_layout(client):
     added = client.post(
-        f"/limits/account/{ACCOUNT}/recipient_list/recipient", json={"document_number": "11222333000181"}
+        f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient", json={"document_number": "11222333000181"}
     )
     assert added.status_code == 201
     response = evaluate(
@@ -248,19 +251,24 @@ def test_a_document_with_a_list_but_no_account_transaction_windows(client):
     """The list's windows for its recipients; limit_not_found for anyone else (no account windows)."""
     assert (
         client.post(
-            f"/limits/account/{SMALL}/recipient_list",
+            f"/limits/account/{SMALL_ACCOUNT}/recipient_list",
             json={"limit": {"pix": {"transaction": [{"start_time": "06:00:00-03:00", "amount": 700}]}}},
         ).status_code
         == 201
     )
     assert (
         client.post(
-            f"/limits/account/{SMALL}/recipient_list/recipient", json={"document_number": NOT_IN_LIST}
+            f"/limits/account/{SMALL_ACCOUNT}/recipient_list/recipient", json={"document_number": CPF_NOT_IN_LIST}
         ).status_code
         == 201
     )
     inside = evaluate(
-        client, SMALL, mode="transaction", amount=700, at="2026-11-21T12:00:00-03:00", document_number=NOT_IN_LIST
+        client,
+        SMALL_ACCOUNT,
+        mode="transaction",
+        amount=700,
+        at="2026-11-21T12:00:00-03:00",
+        document_number=CPF_NOT_IN_LIST,
     )
     assert inside.status_code == 200
     assert inside.json() == {
@@ -270,7 +278,7 @@ def test_a_document_with_a_list_but_no_account_transaction_windows(client):
         "source": "recipient_list",
     }
     outside = evaluate(
-        client, SMALL, mode="transaction", amount=1, at="2026-11-21T12:00:00-03:00", document_number=IN_LIST_CPF
+        client, SMALL_ACCOUNT, mode="transaction", amount=1, at="2026-11-21T12:00:00-03:00", document_number=CPF_IN_LIST
     )
     assert_error(outside, 404, "limit_not_found")
 
@@ -284,7 +292,7 @@ def test_evaluate_on_an_unknown_account_is_404(client):
 
 @pytest.mark.parametrize("mode", ["change", "transaction", "transaction_legal_person"])
 def test_evaluate_a_mode_without_windows_is_404(client, mode):
-    body = assert_error(evaluate(client, SMALL, mode=mode, amount=1), 404, "limit_not_found")
+    body = assert_error(evaluate(client, SMALL_ACCOUNT, mode=mode, amount=1), 404, "limit_not_found")
     assert mode in body["message"]
 
 
@@ -311,7 +319,7 @@ def test_evaluate_rejects_a_bad_body(client, body, fields):
 
 
 def test_evaluate_needs_a_body(client):
-    response = client.post(f"/__mock/accounts/{ACCOUNT}/limits/evaluate")
+    response = client.post(f"/__mock/accounts/{FULL_ACCOUNT}/limits/evaluate")
     assert_error(response, 400, "invalid_request", [""])
 
 

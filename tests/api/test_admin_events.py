@@ -7,13 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.default_scenario import CANCELED_EVENT, PAID_EVENT, PARTIALLY_PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
 from tests.helpers import assert_error
-
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # 1500.00, two instalments
-PARTIAL_KEY = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"  # 2000.00, 750.25 paid
-PAID_KEY = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"
-CANCELED_KEY = "5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66"
-UNKNOWN_KEY = "00000000-0000-4000-8000-000000000000"
 
 
 def public(key: str) -> str:
@@ -112,15 +107,15 @@ def test_create_event_in_any_state(client):
 
 
 def test_create_event_with_an_existing_key_is_409(client):
-    body = new_event(extraordinary_event_conciliation_key=PENDING_KEY)
+    body = new_event(extraordinary_event_conciliation_key=PENDING_EVENT)
     response = client.post("/__mock/events", json=body)
     assert_error(response, 409, "event_already_exists")
-    assert PENDING_KEY in response.json()["message"]
-    assert lookup(client, PENDING_KEY)["total_expected_amount"] == 1500  # the seeded event is untouched
+    assert PENDING_EVENT in response.json()["message"]
+    assert lookup(client, PENDING_EVENT)["total_expected_amount"] == 1500  # the seeded event is untouched
 
 
 def test_create_event_key_comparison_ignores_case(client):
-    response = client.post("/__mock/events", json=new_event(extraordinary_event_conciliation_key=PENDING_KEY.upper()))
+    response = client.post("/__mock/events", json=new_event(extraordinary_event_conciliation_key=PENDING_EVENT.upper()))
     assert_error(response, 409, "event_already_exists")
 
 
@@ -181,7 +176,7 @@ def test_create_event_conciliation_keys_must_be_unique_in_the_session(client):
     body["event_conciliation_list"][0]["event_conciliation_key"] = "0B7E4D2A-9C1F-4A3B-8E5D-6F2A1C9B7D40"  # the seed's
     response = client.post("/__mock/events", json=body)
     error = assert_error(response, 400, "invalid_request", ["event_conciliation_list[0].event_conciliation_key"])
-    assert PENDING_KEY in error["details"][0]["message"]
+    assert PENDING_EVENT in error["details"][0]["message"]
 
 
 @pytest.mark.parametrize(
@@ -235,18 +230,18 @@ def test_a_failed_creation_consumes_no_seeded_id(make_client):
 
 def test_pay_without_body_settles_the_open_balance(client):
     assert client.put("/__mock/clock", json={"now": "2026-11-21T01:30:00Z"}).status_code == 200
-    response = client.post(f"/__mock/events/{PENDING_KEY}/pay")
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/pay")
     assert response.status_code == 200
     event = response.json()
     assert event["status"] == "paid"
     assert event["total_paid_amount"] == 1500
     assert event["paid_at"] == "2026-11-20"  # the clock's date at -03:00, not UTC's
     assert [i["event_conciliation_status"] for i in event["event_conciliation_list"]] == ["paid", "paid"]
-    assert lookup(client, PENDING_KEY) == event
+    assert lookup(client, PENDING_EVENT) == event
 
 
 def test_pay_without_body_pays_only_what_is_open(client):
-    response = client.post(f"/__mock/events/{PARTIAL_KEY}/pay")
+    response = client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay")
     assert response.status_code == 200
     assert response.json()["total_paid_amount"] == 2000
     assert response.json()["status"] == "paid"
@@ -264,14 +259,15 @@ def test_pay_present_amount_settles_expected_minus_discount(client):
 
 
 def test_pay_with_an_explicit_paid_at(client):
-    response = client.post(f"/__mock/events/{PENDING_KEY}/pay", json={"paid_at": "2026-11-25"})
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"paid_at": "2026-11-25"})
     assert response.status_code == 200
     assert response.json()["paid_at"] == "2026-11-25"
-    assert lookup(client, PENDING_KEY)["paid_at"] == "2026-11-25"
+    assert lookup(client, PENDING_EVENT)["paid_at"] == "2026-11-25"
 
 
 def test_pay_the_exact_balance_as_amount_settles(client):
-    response = client.post(f"/__mock/events/{PARTIAL_KEY}/pay", json={"amount": 1249.75, "paid_at": "2026-12-01"})
+    body = {"amount": 1249.75, "paid_at": "2026-12-01"}
+    response = client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json=body)
     assert response.status_code == 200
     event = response.json()
     assert event["status"] == "paid"
@@ -280,10 +276,10 @@ def test_pay_the_exact_balance_as_amount_settles(client):
 
 
 def test_partial_payments_add_up_exactly(client):
-    first = client.post(f"/__mock/events/{PENDING_KEY}/pay", json={"amount": 0.1})
+    first = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": 0.1})
     assert first.status_code == 200
     assert first.json()["total_paid_amount"] == 0.1
-    second = client.post(f"/__mock/events/{PENDING_KEY}/pay", json={"amount": 0.2})
+    second = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": 0.2})
     assert second.status_code == 200
     event = second.json()
     assert event["total_paid_amount"] == 0.3  # not 0.30000000000000004
@@ -291,14 +287,14 @@ def test_partial_payments_add_up_exactly(client):
     assert event["status"] == "pending_conciliation"
     assert event["paid_at"] is None
     assert {i["event_conciliation_status"] for i in event["event_conciliation_list"]} == {"pending_conciliation"}
-    assert lookup(client, PENDING_KEY) == event
+    assert lookup(client, PENDING_EVENT) == event
 
 
 def test_partial_payments_then_the_rest(client):
     for amount in (0.1, 0.2, 1499.69):
-        assert client.post(f"/__mock/events/{PENDING_KEY}/pay", json={"amount": amount}).status_code == 200
-    assert lookup(client, PENDING_KEY)["total_paid_amount"] == 1499.99
-    response = client.post(f"/__mock/events/{PENDING_KEY}/pay")
+        assert client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": amount}).status_code == 200
+    assert lookup(client, PENDING_EVENT)["total_paid_amount"] == 1499.99
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/pay")
     assert response.status_code == 200
     assert response.json()["total_paid_amount"] == 1500
     assert response.json()["status"] == "paid"
@@ -317,14 +313,14 @@ def test_partial_payments_then_the_rest(client):
     ],
 )
 def test_pay_with_a_bad_amount_is_400_and_changes_nothing(client, amount):
-    before = lookup(client, PENDING_KEY)
-    response = client.post(f"/__mock/events/{PENDING_KEY}/pay", json={"amount": amount})
+    before = lookup(client, PENDING_EVENT)
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": amount})
     assert_error(response, 400, "invalid_request", ["amount"])
-    assert lookup(client, PENDING_KEY) == before
+    assert lookup(client, PENDING_EVENT) == before
 
 
 def test_pay_more_than_a_partial_balance_is_400(client):
-    response = client.post(f"/__mock/events/{PARTIAL_KEY}/pay", json={"amount": 1249.76})
+    response = client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json={"amount": 1249.76})
     assert_error(response, 400, "invalid_request", ["amount"])
 
 
@@ -338,11 +334,11 @@ def test_pay_more_than_a_partial_balance_is_400(client):
     ],
 )
 def test_pay_with_a_bad_body_is_400(client, body, fields):
-    response = client.post(f"/__mock/events/{PENDING_KEY}/pay", json=body)
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json=body)
     assert_error(response, 400, "invalid_request", fields)
 
 
-@pytest.mark.parametrize(("key", "status"), [(PAID_KEY, "paid"), (CANCELED_KEY, "canceled")])
+@pytest.mark.parametrize(("key", "status"), [(PAID_EVENT, "paid"), (CANCELED_EVENT, "canceled")])
 @pytest.mark.parametrize("body", [None, {"amount": 1}, {"amount": 5000}])
 def test_pay_a_terminal_event_is_409_naming_its_status(client, key, status, body):
     before = lookup(client, key)
@@ -352,45 +348,47 @@ def test_pay_a_terminal_event_is_409_naming_its_status(client, key, status, body
     assert lookup(client, key) == before
 
 
-def test_pay_an_unknown_event_is_404(client):
-    response = client.post(f"/__mock/events/{UNKNOWN_KEY}/pay")
+@pytest.mark.parametrize("action", ["pay", "cancel"])
+def test_an_unknown_event_is_404_naming_its_key(client, action):
+    response = client.post(f"/__mock/events/{UNKNOWN_EVENT}/{action}")
     assert_error(response, 404, "event_not_found")
-    assert UNKNOWN_KEY in response.json()["message"]
+    assert UNKNOWN_EVENT in response.json()["message"]
 
 
-def test_pay_with_a_non_uuid_key_is_400(client):
-    response = client.post("/__mock/events/not-a-uuid/pay")
-    assert_error(response, 400, "invalid_request", ["key"])
+@pytest.mark.parametrize("action", ["pay", "cancel"])
+@pytest.mark.parametrize("key", ["not-a-uuid", "123"])
+def test_a_non_uuid_key_is_400(client, action, key):
+    assert_error(client.post(f"/__mock/events/{key}/{action}"), 400, "invalid_request", ["key"])
 
 
 def test_pay_accepts_an_upper_case_key(client):
-    response = client.post(f"/__mock/events/{PENDING_KEY.upper()}/pay")
+    response = client.post(f"/__mock/events/{PENDING_EVENT.upper()}/pay")
     assert response.status_code == 200
-    assert response.json()["extraordinary_event_conciliation_key"] == PENDING_KEY
+    assert response.json()["extraordinary_event_conciliation_key"] == PENDING_EVENT
 
 
 # --- cancellation ---------------------------------------------------------------------------------
 
 
 def test_cancel_a_pending_event(client):
-    response = client.post(f"/__mock/events/{PENDING_KEY}/cancel")
+    response = client.post(f"/__mock/events/{PENDING_EVENT}/cancel")
     assert response.status_code == 200
     event = response.json()
     assert event["status"] == "canceled"
     assert event["paid_at"] is None
     assert [i["event_conciliation_status"] for i in event["event_conciliation_list"]] == ["canceled", "canceled"]
-    assert lookup(client, PENDING_KEY) == event
+    assert lookup(client, PENDING_EVENT) == event
 
 
 def test_cancel_a_partially_paid_event_keeps_what_was_paid(client):
-    response = client.post(f"/__mock/events/{PARTIAL_KEY}/cancel")
+    response = client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/cancel")
     assert response.status_code == 200
     assert response.json()["status"] == "canceled"
     assert response.json()["total_paid_amount"] == 750.25
     assert response.json()["paid_at"] is None
 
 
-@pytest.mark.parametrize(("key", "status"), [(PAID_KEY, "paid"), (CANCELED_KEY, "canceled")])
+@pytest.mark.parametrize(("key", "status"), [(PAID_EVENT, "paid"), (CANCELED_EVENT, "canceled")])
 def test_cancel_a_terminal_event_is_409_naming_its_status(client, key, status):
     before = lookup(client, key)
     response = client.post(f"/__mock/events/{key}/cancel")
@@ -399,19 +397,11 @@ def test_cancel_a_terminal_event_is_409_naming_its_status(client, key, status):
     assert lookup(client, key) == before
 
 
-def test_cancel_an_unknown_event_is_404(client):
-    assert_error(client.post(f"/__mock/events/{UNKNOWN_KEY}/cancel"), 404, "event_not_found")
-
-
-def test_cancel_with_a_non_uuid_key_is_400(client):
-    assert_error(client.post("/__mock/events/123/cancel"), 400, "invalid_request", ["key"])
-
-
 def test_transitions_are_per_session(client):
     other = {"X-Mock-Session": "other"}
-    assert client.post(f"/__mock/events/{PENDING_KEY}/cancel", headers=other).status_code == 200
-    assert lookup(client, PENDING_KEY)["status"] == "pending_conciliation"
-    assert client.get(public(PENDING_KEY), headers=other).json()["status"] == "canceled"
+    assert client.post(f"/__mock/events/{PENDING_EVENT}/cancel", headers=other).status_code == 200
+    assert lookup(client, PENDING_EVENT)["status"] == "pending_conciliation"
+    assert client.get(public(PENDING_EVENT), headers=other).json()["status"] == "canceled"
 
 
 def test_created_events_can_be_paid_and_canceled(client):
@@ -427,10 +417,10 @@ def test_created_events_can_be_paid_and_canceled(client):
 # --- the transition table -------------------------------------------------------------------------
 
 START = {
-    "pending": PENDING_KEY,
-    "partially_paid": PARTIAL_KEY,
-    "paid": PAID_KEY,
-    "canceled": CANCELED_KEY,
+    "pending": PENDING_EVENT,
+    "partially_paid": PARTIALLY_PAID_EVENT,
+    "paid": PAID_EVENT,
+    "canceled": CANCELED_EVENT,
 }
 ACTIONS = {
     "settle": ("pay", None),

@@ -8,20 +8,12 @@ from typing import Any
 
 import pytest
 
+from tests.builders import REGISTER, recipient_path, registration
+from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
-ACCOUNT = "0001-123456"
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
-
-
-def registration(account_id: str = "5555-000001") -> dict[str, Any]:
-    return {
-        "account_id": account_id,
-        "registration_date": "2026-11-21T09:00:00-03:00",
-        "limit": {"pix": {"withdraw": WINDOW}},
-    }
+NEW_ACCOUNT = "5555-000001"  # registered by the tests, in no scenario
 
 
 def journal(client, **kwargs) -> list[dict[str, Any]]:
@@ -47,7 +39,7 @@ def test_journal_starts_empty(client):
 
 def test_journal_records_a_public_call_with_every_field(client):
     assert client.put("/__mock/clock", json={"now": "2026-11-21T13:00:00Z"}).status_code == 200
-    sent = registration()
+    sent = registration(NEW_ACCOUNT)
     answered = client.post("/limits/account", json=sent)
     assert answered.status_code == 201
     entries = journal(client)
@@ -66,13 +58,13 @@ def test_journal_records_a_public_call_with_every_field(client):
 
 
 def test_journal_records_public_calls_only_oldest_first(client):
-    assert client.get(EVENT).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
     assert client.get("/__mock/state").status_code == 200  # admin: not journaled
-    assert client.post(f"/__mock/events/{PENDING_KEY}/cancel").status_code == 200  # admin: not journaled
-    assert client.post("/limits/account", json=registration()).status_code == 201
+    assert client.post(f"/__mock/events/{PENDING_EVENT}/cancel").status_code == 200  # admin: not journaled
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 201
     assert (
         client.delete(
-            f"/limits/account/{ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
+            f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
         ).status_code
         == 204
     )
@@ -86,9 +78,7 @@ def test_journal_records_public_calls_only_oldest_first(client):
     assert entries[0]["request_body"] is None
     assert entries[0]["response_body"]["status"] == "pending_conciliation"  # answered before the cancel
     assert entries[2]["response_body"] is None
-    assert (
-        entries[2]["path"] == f"/limits/account/{ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
-    )
+    assert entries[2]["path"] == recipient_path(FULL_ACCOUNT, CPF_RECIPIENT)
     received = [datetime.fromisoformat(e["received_at"]) for e in entries]
     assert received == sorted(received)
     assert all(e["received_at"].endswith("-03:00") for e in entries)
@@ -129,12 +119,12 @@ def test_journal_keeps_the_last_1000(client):
 
 
 def test_journal_clear(client):
-    assert client.get(EVENT).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
     response = client.delete("/__mock/requests")
     assert response.status_code == 204
     assert response.content == b""
     assert journal(client) == []
-    assert client.get(EVENT).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
     assert len(journal(client)) == 1
 
 
@@ -151,18 +141,18 @@ def test_a_fault_answers_its_status_and_body_once_by_default(client):
         "delay_ms": 0,
         "times": 1,
     }
-    faulted = client.get(EVENT)
+    faulted = client.get(PENDING_EVENT_PATH)
     assert faulted.status_code == 503
     assert faulted.json() == {"error": "down"}
-    normal = client.get(EVENT)
+    normal = client.get(PENDING_EVENT_PATH)
     assert normal.status_code == 200
-    assert normal.json()["extraordinary_event_conciliation_key"] == PENDING_KEY
+    assert normal.json()["extraordinary_event_conciliation_key"] == PENDING_EVENT
     assert client.get("/__mock/faults").json() == {"faults": []}
 
 
 def test_a_fault_without_body_answers_the_default_body(client):
     fault = add_fault(client, operation_id="getExtraordinaryEvent", status=500)
-    response = client.get(EVENT)
+    response = client.get(PENDING_EVENT_PATH)
     assert response.status_code == 500
     body = response.json()
     assert body["code"] == "injected_fault"
@@ -175,14 +165,14 @@ def test_a_fault_without_body_answers_the_default_body(client):
 @pytest.mark.parametrize("body", [[1, 2], "text", 0, False])
 def test_a_fault_body_may_be_any_json(client, body):
     add_fault(client, operation_id="getExtraordinaryEvent", status=502, body=body)
-    response = client.get(EVENT)
+    response = client.get(PENDING_EVENT_PATH)
     assert response.status_code == 502
     assert response.json() == body
 
 
 def test_a_fault_with_a_success_status_answers_without_doing_anything(client):
     add_fault(client, operation_id="registerAccountLimit", status=201, body={"account_id": "fake"})
-    response = client.post("/limits/account", json=registration())
+    response = client.post(REGISTER, json=registration(NEW_ACCOUNT))
     assert response.status_code == 201
     assert response.json() == {"account_id": "fake"}
     assert_error(client.get("/__mock/accounts/5555-000001"), 404, "account_not_found")
@@ -190,7 +180,7 @@ def test_a_fault_with_a_success_status_answers_without_doing_anything(client):
 
 def test_a_fault_with_204_answers_no_body(client):
     add_fault(client, operation_id="getExtraordinaryEvent", status=204)
-    response = client.get(EVENT)
+    response = client.get(PENDING_EVENT_PATH)
     assert response.status_code == 204
     assert response.content == b""
     assert journal(client)[-1]["response_body"] is None
@@ -199,32 +189,32 @@ def test_a_fault_with_204_answers_no_body(client):
 def test_a_fault_hits_n_times_then_normal(client):
     fault = add_fault(client, operation_id="getExtraordinaryEvent", status=429, times=3)
     for left in (2, 1, 0):
-        assert client.get(EVENT).status_code == 429
+        assert client.get(PENDING_EVENT_PATH).status_code == 429
         listed = client.get("/__mock/faults").json()["faults"]
         assert [f["times"] for f in listed if f["fault_id"] == fault["fault_id"]] == ([left] if left else [])
-    assert client.get(EVENT).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
 
 
 def test_a_fault_with_times_null_lasts_until_cleared(client):
     fault = add_fault(client, operation_id="getExtraordinaryEvent", status=503, times=None)
     assert fault["times"] is None
     for _ in range(5):
-        assert client.get(EVENT).status_code == 503
+        assert client.get(PENDING_EVENT_PATH).status_code == 503
     assert client.get("/__mock/faults").json()["faults"] == [fault]
     response = client.delete("/__mock/faults")
     assert response.status_code == 204
     assert response.content == b""
     assert client.get("/__mock/faults").json() == {"faults": []}
-    assert client.get(EVENT).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
 
 
 def test_a_fault_without_status_only_delays(client):
     add_fault(client, operation_id="getExtraordinaryEvent", delay_ms=300)
     started = time.monotonic()
-    response = client.get(EVENT)
+    response = client.get(PENDING_EVENT_PATH)
     elapsed = time.monotonic() - started
     assert response.status_code == 200
-    assert response.json()["extraordinary_event_conciliation_key"] == PENDING_KEY
+    assert response.json()["extraordinary_event_conciliation_key"] == PENDING_EVENT
     assert elapsed >= 0.25
     assert client.get("/__mock/faults").json() == {"faults": []}  # spent
     assert journal(client)[-1]["status"] == 200
@@ -233,7 +223,7 @@ def test_a_fault_without_status_only_delays(client):
 def test_a_fault_with_status_and_delay(client):
     add_fault(client, operation_id="getExtraordinaryEvent", status=504, delay_ms=300)
     started = time.monotonic()
-    response = client.get(EVENT)
+    response = client.get(PENDING_EVENT_PATH)
     assert response.status_code == 504
     assert time.monotonic() - started >= 0.25
 
@@ -252,25 +242,25 @@ def test_a_fault_is_answered_before_validation(client):
 
 def test_a_fault_is_answered_before_any_state_change(client):
     add_fault(client, operation_id="registerAccountLimit", status=503)
-    assert client.post("/limits/account", json=registration()).status_code == 503
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 503
     assert_error(client.get("/__mock/accounts/5555-000001"), 404, "account_not_found")
-    assert client.post("/limits/account", json=registration()).status_code == 201  # the retry succeeds
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 201  # the retry succeeds
     assert client.get("/__mock/accounts/5555-000001").status_code == 200
 
     add_fault(client, operation_id="addRecipient", status=500)
     assert (
         client.post(
-            f"/limits/account/{ACCOUNT}/recipient_list/recipient", json={"document_number": "529.982.247-25"}
+            f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient", json={"document_number": "529.982.247-25"}
         ).status_code
         == 500
     )
-    recipients = client.get(f"/__mock/accounts/{ACCOUNT}").json()["recipient_list"]["recipients"]
+    recipients = client.get(f"/__mock/accounts/{FULL_ACCOUNT}").json()["recipient_list"]["recipients"]
     assert "529.982.247-25" not in [r["document_number"] for r in recipients]
 
 
 def test_a_faulted_call_is_journaled_with_the_injected_status(client):
     add_fault(client, operation_id="registerAccountLimit", status=503, body={"retry": True})
-    sent = registration()
+    sent = registration(NEW_ACCOUNT)
     assert client.post("/limits/account", json=sent).status_code == 503
     entries = journal(client)
     assert len(entries) == 1
@@ -283,14 +273,14 @@ def test_a_faulted_call_is_journaled_with_the_injected_status(client):
 
 def test_faults_apply_to_their_operation_only(client):
     add_fault(client, operation_id="addRecipient", status=503, times=None)
-    assert client.get(EVENT).status_code == 200
-    assert client.post("/limits/account", json=registration()).status_code == 201
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 201
 
 
 def test_faults_do_not_touch_the_admin_api(client):
     add_fault(client, operation_id="getExtraordinaryEvent", status=503, times=None)
     assert client.get("/__mock/state").status_code == 200
-    assert client.post(f"/__mock/events/{PENDING_KEY}/pay").status_code == 200
+    assert client.post(f"/__mock/events/{PENDING_EVENT}/pay").status_code == 200
 
 
 def test_faults_of_one_operation_apply_in_the_order_they_were_made(client):
@@ -300,7 +290,7 @@ def test_faults_of_one_operation_apply_in_the_order_they_were_made(client):
     assert listed.status_code == 200
     assert listed.json() == {"faults": [first, second]}
     assert first["fault_id"] != second["fault_id"]
-    assert [client.get(EVENT).status_code for _ in range(4)] == [503, 429, 429, 200]
+    assert [client.get(PENDING_EVENT_PATH).status_code for _ in range(4)] == [503, 429, 429, 200]
 
 
 @pytest.mark.parametrize(
@@ -357,14 +347,14 @@ def test_freeze_the_clock(client):
 )
 def test_public_event_dates_follow_the_frozen_clock_at_minus_three(client, sent, shown):
     assert client.put("/__mock/clock", json={"now": sent}).json() == {"now": shown, "frozen": True}
-    registered = client.post("/limits/account", json=registration())
+    registered = client.post(REGISTER, json=registration(NEW_ACCOUNT))
     assert registered.status_code == 201
     assert registered.json()["event_date"] == shown
-    proposal = client.post(f"/limits/account/{ACCOUNT}/limit_update_request", json={"pix": {"withdraw": WINDOW}})
+    proposal = client.post(f"/limits/account/{FULL_ACCOUNT}/limit_update_request", json={"pix": {"withdraw": WINDOW}})
     assert proposal.status_code == 201
     assert proposal.json()["event_date"] == shown
     added = client.post(
-        f"/limits/account/{ACCOUNT}/recipient_list/recipient", json={"document_number": "529.982.247-25"}
+        f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient", json={"document_number": "529.982.247-25"}
     )
     assert added.status_code == 201
     assert added.json()["event_date"] == shown
@@ -381,7 +371,7 @@ def test_release_the_clock(client):
     body = response.json()
     assert body["frozen"] is False
     assert abs(datetime.fromisoformat(body["now"]) - datetime.now(UTC)) < timedelta(minutes=5)
-    registered = client.post("/limits/account", json=registration())
+    registered = client.post(REGISTER, json=registration(NEW_ACCOUNT))
     assert registered.status_code == 201
     assert not registered.json()["event_date"].startswith("2020-")
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import yaml
 
 from mock_server.scenarios import ScenarioLoader
+from tests.default_scenario import FULL_ACCOUNT, PARTIALLY_PAID_EVENT, PENDING_EVENT
 
-ACCOUNT = "0001-123456"
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-PARTIAL_KEY = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
 NEW_ACCOUNT = "7777-000001"
 
 
@@ -66,14 +64,14 @@ def _series_of_public_calls(client) -> None:
     # the seeded account changes too
     assert (
         client.delete(
-            f"/limits/account/{ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
+            f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
         ).status_code
         == 204
     )
     # events: a partial payment with cents, a cancellation
-    assert client.post(f"/__mock/events/{PARTIAL_KEY}/pay", json={"amount": 0.1}).status_code == 200
-    assert client.post(f"/__mock/events/{PARTIAL_KEY}/pay", json={"amount": 0.2}).status_code == 200
-    assert client.post(f"/__mock/events/{PENDING_KEY}/cancel").status_code == 200
+    assert client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json={"amount": 0.1}).status_code == 200
+    assert client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json={"amount": 0.2}).status_code == 200
+    assert client.post(f"/__mock/events/{PENDING_EVENT}/cancel").status_code == 200
 
 
 def test_state_has_the_top_level_keys_of_a_scenario_file(client):
@@ -89,8 +87,8 @@ def test_state_has_the_top_level_keys_of_a_scenario_file(client):
 
 def test_state_events_are_in_the_public_shape(client):
     state = client.get("/__mock/state").json()
-    event = next(e for e in state["events"] if e["extraordinary_event_conciliation_key"] == PENDING_KEY)
-    public = client.get(f"/event_conciliation/extraordinary_event/{PENDING_KEY}")
+    event = next(e for e in state["events"] if e["extraordinary_event_conciliation_key"] == PENDING_EVENT)
+    public = client.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}")
     assert public.status_code == 200
     assert event == public.json()
 
@@ -98,7 +96,7 @@ def test_state_events_are_in_the_public_shape(client):
 def test_state_accounts_carry_limits_recipient_list_and_recipients(client):
     state = client.get("/__mock/state").json()
     account = state["accounts"][0]
-    assert account["account_id"] == ACCOUNT
+    assert account["account_id"] == FULL_ACCOUNT
     assert account["registration_date"].startswith("2026-01-10T09:00:00")
     assert account["limit"]["pix"]["withdraw"] == [
         {"start_time": "06:00:00-03:00", "amount": 500000},
@@ -149,13 +147,13 @@ def test_state_reflects_public_calls_and_the_proposals_made(client):
     assert proposals[1]["recipient_status"] == "created"
     assert all(p["event_date"] == "2026-11-21T10:00:00.000-03:00" for p in proposals)
 
-    seeded = next(a for a in state["accounts"] if a["account_id"] == ACCOUNT)
+    seeded = next(a for a in state["accounts"] if a["account_id"] == FULL_ACCOUNT)
     assert [r["recipient_id"] for r in seeded["recipient_list"]["recipients"]] == [
         "6c1e8f5b-2a3c-4d4e-8f9a-8b7c6d5e4f30"
     ]
     events = {e["extraordinary_event_conciliation_key"]: e for e in state["events"]}
-    assert events[PARTIAL_KEY]["total_paid_amount"] == 750.55
-    assert events[PENDING_KEY]["status"] == "canceled"
+    assert events[PARTIALLY_PAID_EVENT]["total_paid_amount"] == 750.55
+    assert events[PENDING_EVENT]["status"] == "canceled"
 
 
 def test_state_yaml_is_a_scenario_file(client, specs):

@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 import yaml
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
-ACCOUNT = "0001-123456"
+from tests.builders import REGISTER, registration
+from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
+
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
+NEW_ACCOUNT = "3333-000001"  # registered by the tests, in no scenario
 
 # Every admin route but health, with a body it would accept.
 ADMIN_CALLS: list[tuple[str, str, Any]] = [
@@ -36,10 +37,10 @@ ADMIN_CALLS: list[tuple[str, str, Any]] = [
             ],
         },
     ),
-    ("POST", f"/__mock/events/{PENDING_KEY}/pay", None),
+    ("POST", f"/__mock/events/{PENDING_EVENT}/pay", None),
     ("POST", "/__mock/events/2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44/cancel", None),
-    ("GET", f"/__mock/accounts/{ACCOUNT}", None),
-    ("POST", f"/__mock/accounts/{ACCOUNT}/limits/evaluate", {"mode": "withdraw", "amount": 1}),
+    ("GET", f"/__mock/accounts/{FULL_ACCOUNT}", None),
+    ("POST", f"/__mock/accounts/{FULL_ACCOUNT}/limits/evaluate", {"mode": "withdraw", "amount": 1}),
     ("GET", "/__mock/requests", None),
     ("DELETE", "/__mock/requests", None),
     ("POST", "/__mock/faults", {"operation_id": "getExtraordinaryEvent", "delay_ms": 0}),
@@ -58,18 +59,10 @@ def call(client, method: str, path: str, body: Any, **kwargs: Any):
     return client.request(method, path, json=body, **kwargs)
 
 
-def registration(account_id: str = "3333-000001") -> dict[str, Any]:
-    return {
-        "account_id": account_id,
-        "registration_date": "2026-11-21T09:00:00-03:00",
-        "limit": {"pix": {"withdraw": WINDOW}},
-    }
-
-
 def exercise_public_api(client, **kwargs: Any) -> None:
     """One call of each public operation succeeds."""
-    assert client.get(EVENT, **kwargs).status_code == 200
-    assert client.post("/limits/account", json=registration(), **kwargs).status_code == 201
+    assert client.get(PENDING_EVENT_PATH, **kwargs).status_code == 200
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), **kwargs).status_code == 201
     assert (
         client.post(
             "/limits/account/3333-000001/limit_update_request", json={"pix": {"withdraw": WINDOW}}, **kwargs
@@ -181,9 +174,9 @@ def test_admin_token_scheme_is_case_insensitive(guarded):
 
 
 def test_admin_token_refused_call_changes_nothing(guarded):
-    assert guarded.post("/limits/account", json=registration()).status_code == 201
+    assert guarded.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 201
     assert guarded.post("/__mock/reset").status_code == 401
-    assert guarded.post("/limits/account", json=registration()).status_code == 409  # not reset
+    assert guarded.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 409  # not reset
 
 
 def test_admin_token_is_checked_before_the_body_and_the_session(guarded):
@@ -212,7 +205,7 @@ def test_admin_token_never_needed_by_the_public_api(guarded):
 
 def test_admin_token_with_sessions(guarded):
     allowed = {"Authorization": "Bearer T"}
-    assert guarded.post("/limits/account", json=registration(), headers={"X-Mock-Session": "s"}).status_code == 201
+    assert guarded.post(REGISTER, json=registration(NEW_ACCOUNT), headers={"X-Mock-Session": "s"}).status_code == 201
     journal = guarded.get("/__mock/requests", headers={**allowed, "X-Mock-Session": "s"})
     assert journal.status_code == 200
     assert [e["operation_id"] for e in journal.json()["requests"]] == ["registerAccountLimit"]

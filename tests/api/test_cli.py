@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 READY = re.compile(
     r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+)"
@@ -23,7 +25,6 @@ READY = re.compile(
 PROBLEM = re.compile(r"^(?P<file>.+):(?P<line>\d+):(?P<column>\d+): (?P<path>\S+): (?P<message>.+)$")
 START_TIMEOUT = 30.0
 EXIT_TIMEOUT = 30.0
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 
 
 def _env(**overrides: str) -> dict[str, str]:
@@ -185,7 +186,7 @@ def test_port_0_prints_one_ready_line_and_serves(serve):
         health = http.get("/__mock/health")
         assert health.status_code == 200
         assert health.json() == {"status": "ok", "scenario": "default"}
-        event = http.get(f"/event_conciliation/extraordinary_event/{PENDING_KEY}")
+        event = http.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}")
         assert event.status_code == 200
         assert event.json()["status"] == "pending_conciliation"
         assert http.get("/openapi.yaml").status_code == 200

@@ -7,10 +7,9 @@ import json
 
 import pytest
 
+from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
-EVENT = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-ACCOUNT = "0001-123456"
 WINDOW = {"start_time": "06:00:00-03:00", "amount": 500000}
 
 
@@ -40,7 +39,7 @@ def test_a_registration_date_with_a_final_newline_is_rejected(client):
 def test_an_instant_with_a_final_newline_is_rejected_by_the_admin_api(client):
     evaluate = {"mode": "withdraw", "amount": 1, "at": "2026-11-21T12:00:00-03:00\n"}
     assert_error(
-        client.post(f"/__mock/accounts/{ACCOUNT}/limits/evaluate", json=evaluate), 400, "invalid_request", ["at"]
+        client.post(f"/__mock/accounts/{FULL_ACCOUNT}/limits/evaluate", json=evaluate), 400, "invalid_request", ["at"]
     )
     assert_error(
         client.put("/__mock/clock", json={"now": "2026-11-21T12:00:00-03:00\n"}), 400, "invalid_request", ["now"]
@@ -81,16 +80,15 @@ def test_the_clock_can_be_frozen_at_the_ends_of_the_span_and_the_api_still_works
 def test_evaluating_at_an_instant_outside_the_span_is_a_400(client, at):
     evaluate = {"mode": "withdraw", "amount": 1, "at": at}
     assert_error(
-        client.post(f"/__mock/accounts/{ACCOUNT}/limits/evaluate", json=evaluate), 400, "invalid_request", ["at"]
+        client.post(f"/__mock/accounts/{FULL_ACCOUNT}/limits/evaluate", json=evaluate), 400, "invalid_request", ["at"]
     )
 
 
 def test_paying_with_a_year_0000_paid_at_is_a_400_and_the_event_stays_pending(client):
-    before = client.get(f"/event_conciliation/extraordinary_event/{EVENT}").json()
-    assert_error(
-        client.post(f"/__mock/events/{EVENT}/pay", json={"paid_at": "0000-01-01"}), 400, "invalid_request", ["paid_at"]
-    )
-    assert client.get(f"/event_conciliation/extraordinary_event/{EVENT}").json() == before
+    before = client.get(PENDING_EVENT_PATH).json()
+    paid = client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"paid_at": "0000-01-01"})
+    assert_error(paid, 400, "invalid_request", ["paid_at"])
+    assert client.get(PENDING_EVENT_PATH).json() == before
 
 
 @pytest.mark.parametrize("field", ["reference_date", "due_date"])
@@ -135,7 +133,7 @@ def test_a_deeply_nested_fault_body_is_stored_listed_and_answered(client, leaf):
     )
     assert created.status_code == 201
     assert client.get("/__mock/faults").status_code == 200
-    faulted = client.get(f"/event_conciliation/extraordinary_event/{EVENT}")
+    faulted = client.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}")
     assert faulted.status_code == 503
     assert client.get("/__mock/requests").status_code == 200
 
@@ -152,8 +150,8 @@ def test_a_body_nested_deeper_than_the_parser_goes_is_malformed_json(client):
 
 
 def test_a_document_number_that_is_not_a_string_gets_one_detail_about_its_type(client):
-    client.post(f"/limits/account/{ACCOUNT}/recipient_list", json={"limit": {"pix": {"transaction": [WINDOW]}}})
-    response = client.post(f"/limits/account/{ACCOUNT}/recipient_list/recipient", json={"document_number": 123})
+    client.post(f"/limits/account/{FULL_ACCOUNT}/recipient_list", json={"limit": {"pix": {"transaction": [WINDOW]}}})
+    response = client.post(f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient", json={"document_number": 123})
     body = assert_error(response, 400, "invalid_request", ["document_number"])
     assert body["details"][0]["message"] == "must be a string (got 123)"
 

@@ -12,13 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.default_scenario import CANCELED_EVENT, PAID_EVENT, PARTIALLY_PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
+
 PATH = "/event_conciliation/extraordinary_event/{key}"
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-PARTIALLY_PAID_KEY = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
-PAID_KEY = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"
-CANCELED_KEY = "5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66"
-UNKNOWN_KEY = "00000000-0000-4000-8000-000000000000"
 
 PUBLIC_FIELDS = {
     "extraordinary_event_conciliation_key",
@@ -69,12 +66,12 @@ def raw_money_fields(text: str) -> dict[str, str]:
 
 
 def test_pending_event_exact_body(client: httpx.Client) -> None:
-    response = lookup(client, PENDING_KEY)
+    response = lookup(client, PENDING_EVENT)
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     assert response.json() == {
-        "extraordinary_event_conciliation_key": PENDING_KEY,
+        "extraordinary_event_conciliation_key": PENDING_EVENT,
         "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
         "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
         "amortization_type": "early_amortization",
@@ -103,7 +100,7 @@ def test_pending_event_exact_body(client: httpx.Client) -> None:
 
 
 def test_partially_paid_event_stays_pending_with_amount_paid(client: httpx.Client) -> None:
-    response = lookup(client, PARTIALLY_PAID_KEY)
+    response = lookup(client, PARTIALLY_PAID_EVENT)
 
     assert response.status_code == 200
     body = response.json()
@@ -117,7 +114,7 @@ def test_partially_paid_event_stays_pending_with_amount_paid(client: httpx.Clien
 
 
 def test_paid_present_amount_event_with_discount(client: httpx.Client) -> None:
-    response = lookup(client, PAID_KEY)
+    response = lookup(client, PAID_EVENT)
 
     assert response.status_code == 200
     body = response.json()
@@ -132,7 +129,7 @@ def test_paid_present_amount_event_with_discount(client: httpx.Client) -> None:
 
 
 def test_canceled_event(client: httpx.Client) -> None:
-    response = lookup(client, CANCELED_KEY)
+    response = lookup(client, CANCELED_EVENT)
 
     assert response.status_code == 200
     body = response.json()
@@ -151,7 +148,7 @@ def test_canceled_event(client: httpx.Client) -> None:
     ]
 
 
-@pytest.mark.parametrize("key", [PENDING_KEY, PARTIALLY_PAID_KEY, PAID_KEY, CANCELED_KEY])
+@pytest.mark.parametrize("key", [PENDING_EVENT, PARTIALLY_PAID_EVENT, PAID_EVENT, CANCELED_EVENT])
 def test_every_event_has_the_public_shape_and_no_other_field(client: httpx.Client, key: str) -> None:
     response = lookup(client, key)
 
@@ -169,10 +166,10 @@ def test_every_event_has_the_public_shape_and_no_other_field(client: httpx.Clien
     ("key", "expected"),
     [
         (
-            PARTIALLY_PAID_KEY,
+            PARTIALLY_PAID_EVENT,
             {"total_expected_amount": "2000", "total_discount_amount": "0", "total_paid_amount": "750.25"},
         ),
-        (PAID_KEY, {"total_expected_amount": "1000", "total_discount_amount": "25.5", "total_paid_amount": "974.5"}),
+        (PAID_EVENT, {"total_expected_amount": "1000", "total_discount_amount": "25.5", "total_paid_amount": "974.5"}),
     ],
 )
 def test_money_is_a_json_number_with_at_most_two_decimals(
@@ -188,21 +185,21 @@ def test_money_is_a_json_number_with_at_most_two_decimals(
 
 
 def test_uppercase_key_finds_the_event(client: httpx.Client) -> None:
-    response = lookup(client, PAID_KEY.upper())
+    response = lookup(client, PAID_EVENT.upper())
 
     assert response.status_code == 200
-    assert response.json() == lookup(client, PAID_KEY).json()
+    assert response.json() == lookup(client, PAID_EVENT).json()
 
 
 def test_unknown_key_is_evc100011(client: httpx.Client) -> None:
-    response = lookup(client, UNKNOWN_KEY)
+    response = lookup(client, UNKNOWN_EVENT)
 
     assert response.status_code == 404
     assert response.headers["content-type"] == "application/json"
     body = response.json()
     assert set(body) == {"code", "message"}
     assert body["code"] == "EVC100011"
-    assert UNKNOWN_KEY in body["message"]
+    assert UNKNOWN_EVENT in body["message"]
 
 
 @pytest.mark.parametrize("key", ["abc", "9f1c6f0e-3c8e-4a55-9d47", "9f1c6f0e3c8e4a559d470a4c2b8f6d1x"])
@@ -218,9 +215,9 @@ def test_non_uuid_key_is_invalid_request(client: httpx.Client, key: str) -> None
 def test_lookup_never_changes_state(client: httpx.Client) -> None:
     before = state(client)
 
-    first = lookup(client, PARTIALLY_PAID_KEY)
-    second = lookup(client, PARTIALLY_PAID_KEY)
-    lookup(client, UNKNOWN_KEY)
+    first = lookup(client, PARTIALLY_PAID_EVENT)
+    second = lookup(client, PARTIALLY_PAID_EVENT)
+    lookup(client, UNKNOWN_EVENT)
 
     assert first.status_code == second.status_code == 200
     assert first.json() == second.json()
@@ -229,10 +226,10 @@ def test_lookup_never_changes_state(client: httpx.Client) -> None:
 
 def test_lookup_reports_a_payment_made_by_the_orchestration(client: httpx.Client) -> None:
     """The lookup reports the current state: after the admin API pays the rest, it answers paid."""
-    paid = client.post(f"/__mock/events/{PARTIALLY_PAID_KEY}/pay", json={"paid_at": "2026-11-21"})
+    paid = client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json={"paid_at": "2026-11-21"})
     assert paid.status_code == 200
 
-    response = lookup(client, PARTIALLY_PAID_KEY)
+    response = lookup(client, PARTIALLY_PAID_EVENT)
 
     assert response.status_code == 200
     body = response.json()

@@ -20,21 +20,14 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.builders import day_night, window
+from tests.default_scenario import FULL_ACCOUNT, SMALL_ACCOUNT
+
 REGISTER = "/limits/account"
 UPDATE = "/limits/account/{account_id}/limit_update_request"
-FULL_ACCOUNT = "0001-123456"  # every mode, 500000/300000 on withdraw and change
-SMALL_ACCOUNT = "0002-654321"  # withdraw [200000], transaction_natural_person [400000, 50000]
 MODES = ("withdraw", "change", "transaction", "transaction_natural_person", "transaction_legal_person")
 EVENT_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}-03:00$")
 FROZEN_AT = datetime(2026, 11, 21, 13, 0, 0, 123000, tzinfo=UTC)  # 10:00:00.123 at -03:00
-
-
-def window(start_time: str, amount: Any) -> dict[str, Any]:
-    return {"start_time": start_time, "amount": amount}
-
-
-def day_night(day: int, night: int) -> list[dict[str, Any]]:
-    return [window("06:00:00-03:00", day), window("20:00:00-03:00", night)]
 
 
 def registration(account_id: str = "new-0001", **pix: list[dict[str, Any]]) -> dict[str, Any]:

@@ -18,24 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.builders import day_night, window
+from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, SMALL_ACCOUNT, UNKNOWN_ACCOUNT
 from tests.helpers import assert_error
 
-WITH_LIST = "0001-123456"
-WITHOUT_LIST = "0002-654321"
-UNKNOWN = "0009-000000"
-CPF_RECIPIENT_ID = "5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"  # 123.456.789-09
-CNPJ_RECIPIENT_ID = "6c1e8f5b-2a3c-4d4e-8f9a-8b7c6d5e4f30"  # 12.ABC.345/01DE-35
 EVENT_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}-03:00$")
 FROZEN_AT = datetime(2026, 11, 21, 13, 0, 0, 123000, tzinfo=UTC)  # 10:00:00.123 at -03:00
 FROZEN_EVENT_DATE = "2026-11-21T10:00:00.123-03:00"
-
-
-def window(start_time: str, amount: Any) -> dict[str, Any]:
-    return {"start_time": start_time, "amount": amount}
-
-
-def day_night(day: int, night: int) -> list[dict[str, Any]]:
-    return [window("06:00:00-03:00", day), window("20:00:00-03:00", night)]
 
 
 def create_list(client: httpx.Client, account_id: str, body: Any = None) -> httpx.Response:
@@ -78,18 +67,18 @@ def fields(response: httpx.Response) -> list[str]:
 def test_create_list_answers_only_event_date(make_client: Callable[..., Any]) -> None:
     client = make_client(clock=FROZEN_AT)
 
-    response = create_list(client, WITHOUT_LIST)
+    response = create_list(client, SMALL_ACCOUNT)
 
     assert response.status_code == 201
     assert response.json() == {"event_date": FROZEN_EVENT_DATE}
 
 
 def test_created_list_holds_its_windows_and_no_recipient(client: httpx.Client) -> None:
-    response = create_list(client, WITHOUT_LIST, {"limit": {"pix": {"transaction": [window("07:00:00Z", 123)]}}})
+    response = create_list(client, SMALL_ACCOUNT, {"limit": {"pix": {"transaction": [window("07:00:00Z", 123)]}}})
 
     assert response.status_code == 201
     assert EVENT_DATE.match(response.json()["event_date"])
-    assert account_state(client, WITHOUT_LIST)["recipient_list"] == {
+    assert account_state(client, SMALL_ACCOUNT)["recipient_list"] == {
         "limit": {"pix": {"transaction": [window("07:00:00Z", 123)]}},
         "event_date": response.json()["event_date"],
         "recipients": [],
@@ -97,32 +86,32 @@ def test_created_list_holds_its_windows_and_no_recipient(client: httpx.Client) -
 
 
 def test_creating_the_list_leaves_the_account_limits_alone(client: httpx.Client) -> None:
-    before = account_state(client, WITHOUT_LIST)["limit"]
+    before = account_state(client, SMALL_ACCOUNT)["limit"]
 
-    create_list(client, WITHOUT_LIST)
+    create_list(client, SMALL_ACCOUNT)
 
-    assert account_state(client, WITHOUT_LIST)["limit"] == before
+    assert account_state(client, SMALL_ACCOUNT)["limit"] == before
 
 
 def test_second_list_is_a_conflict(client: httpx.Client) -> None:
-    assert create_list(client, WITHOUT_LIST).status_code == 201
-    first = account_state(client, WITHOUT_LIST)["recipient_list"]
+    assert create_list(client, SMALL_ACCOUNT).status_code == 201
+    first = account_state(client, SMALL_ACCOUNT)["recipient_list"]
 
-    response = create_list(client, WITHOUT_LIST, {"limit": {"pix": {"transaction": [window("00:00:00Z", 1)]}}})
+    response = create_list(client, SMALL_ACCOUNT, {"limit": {"pix": {"transaction": [window("00:00:00Z", 1)]}}})
 
     assert_error(response, 409, "recipient_list_already_exists")
-    assert account_state(client, WITHOUT_LIST)["recipient_list"] == first
+    assert account_state(client, SMALL_ACCOUNT)["recipient_list"] == first
 
 
 def test_list_of_the_scenario_cannot_be_created_again(client: httpx.Client) -> None:
-    response = create_list(client, WITH_LIST)
+    response = create_list(client, FULL_ACCOUNT)
 
     assert_error(response, 409, "recipient_list_already_exists")
-    assert len(recipient_documents(client, WITH_LIST)) == 2
+    assert len(recipient_documents(client, FULL_ACCOUNT)) == 2
 
 
 def test_list_for_an_unknown_account_is_account_not_found(client: httpx.Client) -> None:
-    response = create_list(client, UNKNOWN)
+    response = create_list(client, UNKNOWN_ACCOUNT)
 
     assert_error(response, 404, "account_not_found")
 
@@ -168,11 +157,11 @@ def test_list_for_an_unknown_account_is_account_not_found(client: httpx.Client) 
 def test_invalid_list_is_rejected_and_not_created(
     client: httpx.Client, body: dict[str, Any], expected_fields: list[str]
 ) -> None:
-    response = create_list(client, WITHOUT_LIST, body)
+    response = create_list(client, SMALL_ACCOUNT, body)
 
     assert_error(response, 400, "invalid_request")
     assert fields(response) == expected_fields
-    assert "recipient_list" not in account_state(client, WITHOUT_LIST)
+    assert "recipient_list" not in account_state(client, SMALL_ACCOUNT)
 
 
 # --- addRecipient ---------------------------------------------------------------------------------
@@ -181,7 +170,7 @@ def test_invalid_list_is_rejected_and_not_created(
 def test_add_recipient_answers_the_recipient(make_client: Callable[..., Any]) -> None:
     client = make_client(clock=FROZEN_AT)
 
-    response = add(client, WITH_LIST, "529.982.247-25")
+    response = add(client, FULL_ACCOUNT, "529.982.247-25")
 
     assert response.status_code == 201
     body = response.json()
@@ -206,13 +195,13 @@ def test_add_recipient_answers_the_recipient(make_client: Callable[..., Any]) ->
     ],
 )
 def test_valid_documents_are_added_as_written(client: httpx.Client, document_number: str) -> None:
-    assert create_list(client, WITHOUT_LIST).status_code == 201
+    assert create_list(client, SMALL_ACCOUNT).status_code == 201
 
-    response = add(client, WITHOUT_LIST, document_number)
+    response = add(client, SMALL_ACCOUNT, document_number)
 
     assert response.status_code == 201
     assert response.json()["recipient_status"] == "created"
-    recipients = account_state(client, WITHOUT_LIST)["recipient_list"]["recipients"]
+    recipients = account_state(client, SMALL_ACCOUNT)["recipient_list"]["recipients"]
     assert [(r["recipient_id"], r["document_number"]) for r in recipients] == [
         (response.json()["recipient_id"], document_number)
     ]
@@ -240,17 +229,17 @@ def test_valid_documents_are_added_as_written(client: httpx.Client, document_num
     ],
 )
 def test_invalid_document_number_is_rejected(client: httpx.Client, document_number: Any) -> None:
-    response = add(client, WITH_LIST, document_number)
+    response = add(client, FULL_ACCOUNT, document_number)
 
     assert_error(response, 400, "invalid_request")
     assert fields(response) == ["document_number"]
-    assert len(recipient_documents(client, WITH_LIST)) == 2
+    assert len(recipient_documents(client, FULL_ACCOUNT)) == 2
 
 
 def test_missing_or_extra_fields_are_rejected(client: httpx.Client) -> None:
-    missing = client.post(f"/limits/account/{WITH_LIST}/recipient_list/recipient", json={})
+    missing = client.post(f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient", json={})
     extra = client.post(
-        f"/limits/account/{WITH_LIST}/recipient_list/recipient",
+        f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient",
         json={"document_number": "529.982.247-25", "name": "Maria"},
     )
 
@@ -269,29 +258,29 @@ def test_missing_or_extra_fields_are_rejected(client: httpx.Client) -> None:
     ],
 )
 def test_same_number_in_any_layout_is_already_in_the_list(client: httpx.Client, document_number: str) -> None:
-    response = add(client, WITH_LIST, document_number)
+    response = add(client, FULL_ACCOUNT, document_number)
 
     assert_error(response, 409, "recipient_already_in_list")
-    assert recipient_documents(client, WITH_LIST) == ["123.456.789-09", "12.ABC.345/01DE-35"]
+    assert recipient_documents(client, FULL_ACCOUNT) == ["123.456.789-09", "12.ABC.345/01DE-35"]
 
 
 def test_recipient_added_punctuated_conflicts_with_its_bare_layout(client: httpx.Client) -> None:
-    assert add(client, WITH_LIST, "11.222.333/0001-81").status_code == 201
+    assert add(client, FULL_ACCOUNT, "11.222.333/0001-81").status_code == 201
 
-    response = add(client, WITH_LIST, "11222333000181")
+    response = add(client, FULL_ACCOUNT, "11222333000181")
 
     assert_error(response, 409, "recipient_already_in_list")
 
 
 def test_add_before_the_list_exists_is_recipient_list_not_found(client: httpx.Client) -> None:
-    response = add(client, WITHOUT_LIST, "529.982.247-25")
+    response = add(client, SMALL_ACCOUNT, "529.982.247-25")
 
     assert_error(response, 404, "recipient_list_not_found")
-    assert "recipient_list" not in account_state(client, WITHOUT_LIST)
+    assert "recipient_list" not in account_state(client, SMALL_ACCOUNT)
 
 
 def test_add_to_an_unknown_account_is_account_not_found(client: httpx.Client) -> None:
-    response = add(client, UNKNOWN, "529.982.247-25")
+    response = add(client, UNKNOWN_ACCOUNT, "529.982.247-25")
 
     assert_error(response, 404, "account_not_found")
 
@@ -300,76 +289,75 @@ def test_add_to_an_unknown_account_is_account_not_found(client: httpx.Client) ->
 
 
 def test_remove_recipient_answers_204_without_a_body(client: httpx.Client) -> None:
-    response = remove(client, WITH_LIST, CPF_RECIPIENT_ID)
+    response = remove(client, FULL_ACCOUNT, CPF_RECIPIENT)
 
     assert response.status_code == 204
     assert response.content == b""
     assert "content-type" not in response.headers
-    assert recipient_documents(client, WITH_LIST) == ["12.ABC.345/01DE-35"]
+    assert recipient_documents(client, FULL_ACCOUNT) == ["12.ABC.345/01DE-35"]
 
 
 def test_removing_twice_is_recipient_not_found(client: httpx.Client) -> None:
-    assert remove(client, WITH_LIST, CPF_RECIPIENT_ID).status_code == 204
+    assert remove(client, FULL_ACCOUNT, CPF_RECIPIENT).status_code == 204
 
-    response = remove(client, WITH_LIST, CPF_RECIPIENT_ID)
+    response = remove(client, FULL_ACCOUNT, CPF_RECIPIENT)
 
     assert_error(response, 404, "recipient_not_found")
-    assert CPF_RECIPIENT_ID in response.json()["message"]
+    assert CPF_RECIPIENT in response.json()["message"]
 
 
 def test_removed_document_can_be_added_again(client: httpx.Client) -> None:
-    assert remove(client, WITH_LIST, CPF_RECIPIENT_ID).status_code == 204
+    assert remove(client, FULL_ACCOUNT, CPF_RECIPIENT).status_code == 204
 
-    response = add(client, WITH_LIST, "12345678909")
+    response = add(client, FULL_ACCOUNT, "12345678909")
 
     assert response.status_code == 201
-    assert response.json()["recipient_id"] != CPF_RECIPIENT_ID
+    assert response.json()["recipient_id"] != CPF_RECIPIENT
 
 
 def test_recipient_added_through_the_api_can_be_removed(client: httpx.Client) -> None:
-    recipient_id = add(client, WITH_LIST, "529.982.247-25").json()["recipient_id"]
+    recipient_id = add(client, FULL_ACCOUNT, "529.982.247-25").json()["recipient_id"]
 
-    response = remove(client, WITH_LIST, recipient_id)
+    response = remove(client, FULL_ACCOUNT, recipient_id)
 
     assert response.status_code == 204
-    assert recipient_documents(client, WITH_LIST) == ["123.456.789-09", "12.ABC.345/01DE-35"]
+    assert recipient_documents(client, FULL_ACCOUNT) == ["123.456.789-09", "12.ABC.345/01DE-35"]
 
 
 def test_remove_unknown_recipient_is_recipient_not_found(client: httpx.Client) -> None:
-    response = remove(client, WITH_LIST, "00000000-0000-4000-8000-000000000000")
+    response = remove(client, FULL_ACCOUNT, "00000000-0000-4000-8000-000000000000")
 
     assert_error(response, 404, "recipient_not_found")
-    assert len(recipient_documents(client, WITH_LIST)) == 2
+    assert len(recipient_documents(client, FULL_ACCOUNT)) == 2
 
 
-def test_remove_from_an_unknown_account_is_account_not_found(client: httpx.Client) -> None:
-    response = remove(client, UNKNOWN, CPF_RECIPIENT_ID)
+@pytest.mark.parametrize(
+    ("account_id", "code"),
+    [(UNKNOWN_ACCOUNT, "account_not_found"), (SMALL_ACCOUNT, "recipient_list_not_found")],
+    ids=["unknown-account", "account-without-a-list"],
+)
+def test_remove_where_there_is_no_list_is_404(client: httpx.Client, account_id: str, code: str) -> None:
+    response = remove(client, account_id, CPF_RECIPIENT)
 
-    assert_error(response, 404, "account_not_found")
-
-
-def test_remove_from_an_account_without_a_list_is_recipient_list_not_found(client: httpx.Client) -> None:
-    response = remove(client, WITHOUT_LIST, CPF_RECIPIENT_ID)
-
-    assert_error(response, 404, "recipient_list_not_found")
+    assert_error(response, 404, code)
 
 
 def test_recipient_of_another_account_is_not_found(client: httpx.Client) -> None:
-    assert create_list(client, WITHOUT_LIST).status_code == 201
+    assert create_list(client, SMALL_ACCOUNT).status_code == 201
 
-    response = remove(client, WITHOUT_LIST, CPF_RECIPIENT_ID)
+    response = remove(client, SMALL_ACCOUNT, CPF_RECIPIENT)
 
     assert_error(response, 404, "recipient_not_found")
-    assert len(recipient_documents(client, WITH_LIST)) == 2
+    assert len(recipient_documents(client, FULL_ACCOUNT)) == 2
 
 
 def test_an_unknown_recipient_id_of_any_length_is_not_found(client: httpx.Client) -> None:
     """The interface states no bound on recipient_id: a long one is unknown (404), not malformed (400)."""
     for recipient_id in ("r", "r" * 65, "r" * 2000):
-        response = remove(client, WITH_LIST, recipient_id)
+        response = remove(client, FULL_ACCOUNT, recipient_id)
 
         assert_error(response, 404, "recipient_not_found")
-    assert len(recipient_documents(client, WITH_LIST)) == 2
+    assert len(recipient_documents(client, FULL_ACCOUNT)) == 2
 
 
 # --- createRecipientListLimitUpdateRequest --------------------------------------------------------
@@ -378,7 +366,7 @@ def test_an_unknown_recipient_id_of_any_length_is_not_found(client: httpx.Client
 def test_list_limit_change_answers_the_proposal(make_client: Callable[..., Any]) -> None:
     client = make_client(clock=FROZEN_AT)
 
-    response = change_list_limits(client, WITH_LIST, {"pix": {"transaction": day_night(1000000, 100000)}})
+    response = change_list_limits(client, FULL_ACCOUNT, {"pix": {"transaction": day_night(1000000, 100000)}})
 
     assert response.status_code == 201
     body = response.json()
@@ -404,37 +392,37 @@ def test_list_limit_change_answers_the_proposal(make_client: Callable[..., Any])
 def test_list_limit_change_notification_rule(
     client: httpx.Client, transaction: list[dict[str, Any]], expected: str
 ) -> None:
-    response = change_list_limits(client, WITH_LIST, {"pix": {"transaction": transaction}})
+    response = change_list_limits(client, FULL_ACCOUNT, {"pix": {"transaction": transaction}})
 
     assert response.status_code == 201
     assert response.json()["client_notification_status"] == expected
 
 
 def test_new_window_on_a_list_counts_as_going_up(client: httpx.Client) -> None:
-    create_list(client, WITHOUT_LIST, {"limit": {"pix": {"transaction": [window("06:00:00-03:00", 100000)]}}})
+    create_list(client, SMALL_ACCOUNT, {"limit": {"pix": {"transaction": [window("06:00:00-03:00", 100000)]}}})
 
-    response = change_list_limits(client, WITHOUT_LIST, {"pix": {"transaction": day_night(100000, 1)}})
+    response = change_list_limits(client, SMALL_ACCOUNT, {"pix": {"transaction": day_night(100000, 1)}})
 
     assert response.status_code == 201
     assert response.json()["client_notification_status"] == "awaiting_notification_period"
 
 
 def test_list_windows_are_replaced_and_the_account_windows_kept(client: httpx.Client) -> None:
-    before = account_state(client, WITH_LIST)
+    before = account_state(client, FULL_ACCOUNT)
 
-    response = change_list_limits(client, WITH_LIST, {"pix": {"transaction": [window("08:00:00Z", 7)]}})
+    response = change_list_limits(client, FULL_ACCOUNT, {"pix": {"transaction": [window("08:00:00Z", 7)]}})
 
     assert response.status_code == 201
-    after = account_state(client, WITH_LIST)
+    after = account_state(client, FULL_ACCOUNT)
     assert after["recipient_list"]["limit"] == {"pix": {"transaction": [window("08:00:00Z", 7)]}}
     assert after["recipient_list"]["recipients"] == before["recipient_list"]["recipients"]
     assert after["limit"] == before["limit"]
 
 
 def test_list_proposal_is_kept_in_the_account_state(client: httpx.Client) -> None:
-    response = change_list_limits(client, WITH_LIST, {"pix": {"transaction": day_night(1, 1)}})
+    response = change_list_limits(client, FULL_ACCOUNT, {"pix": {"transaction": day_night(1, 1)}})
 
-    proposals = account_state(client, WITH_LIST)["limit_update_requests"]
+    proposals = account_state(client, FULL_ACCOUNT)["limit_update_requests"]
     assert proposals == [
         {
             "limit_update_request_id": response.json()["limit_update_request_id"],
@@ -448,17 +436,17 @@ def test_list_proposal_is_kept_in_the_account_state(client: httpx.Client) -> Non
     ]
 
 
-def test_list_limit_change_without_a_list_is_recipient_list_not_found(client: httpx.Client) -> None:
-    response = change_list_limits(client, WITHOUT_LIST, {"pix": {"transaction": day_night(1, 1)}})
+@pytest.mark.parametrize(
+    ("account_id", "code"),
+    [(SMALL_ACCOUNT, "recipient_list_not_found"), (UNKNOWN_ACCOUNT, "account_not_found")],
+    ids=["account-without-a-list", "unknown-account"],
+)
+def test_list_limit_change_where_there_is_no_list_is_404(client: httpx.Client, account_id: str, code: str) -> None:
+    response = change_list_limits(client, account_id, {"pix": {"transaction": day_night(1, 1)}})
 
-    assert_error(response, 404, "recipient_list_not_found")
-    assert "limit_update_requests" not in account_state(client, WITHOUT_LIST)
-
-
-def test_list_limit_change_of_an_unknown_account_is_account_not_found(client: httpx.Client) -> None:
-    response = change_list_limits(client, UNKNOWN, {"pix": {"transaction": day_night(1, 1)}})
-
-    assert_error(response, 404, "account_not_found")
+    assert_error(response, 404, code)
+    if account_id == SMALL_ACCOUNT:
+        assert "limit_update_requests" not in account_state(client, SMALL_ACCOUNT)
 
 
 @pytest.mark.parametrize(
@@ -477,13 +465,13 @@ def test_list_limit_change_of_an_unknown_account_is_account_not_found(client: ht
 def test_invalid_list_limit_change_is_rejected_and_changes_nothing(
     client: httpx.Client, body: dict[str, Any], expected_fields: list[str]
 ) -> None:
-    before = account_state(client, WITH_LIST)
+    before = account_state(client, FULL_ACCOUNT)
 
-    response = change_list_limits(client, WITH_LIST, body)
+    response = change_list_limits(client, FULL_ACCOUNT, body)
 
     assert_error(response, 400, "invalid_request")
     assert fields(response) == expected_fields
-    assert account_state(client, WITH_LIST) == before
+    assert account_state(client, FULL_ACCOUNT) == before
 
 
 # --- outcomes of a scenario -----------------------------------------------------------------------

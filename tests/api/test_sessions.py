@@ -2,42 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
-EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
-ACCOUNT = "0001-123456"
+from tests.builders import REGISTER, registration
+from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
+
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
+NEW_ACCOUNT = "4444-000001"  # registered by the tests, in no scenario
 
 
 def session(name: str) -> dict[str, str]:
     return {"X-Mock-Session": name}
 
 
-def registration(account_id: str = "4444-000001") -> dict[str, Any]:
-    return {
-        "account_id": account_id,
-        "registration_date": "2026-11-21T09:00:00-03:00",
-        "limit": {"pix": {"withdraw": WINDOW}},
-    }
-
-
 def generated_ids(client, headers: dict[str, str]) -> list[str]:
     """The ids a fixed series of calls generates in one session."""
     proposal = client.post(
-        f"/limits/account/{ACCOUNT}/limit_update_request", json={"pix": {"withdraw": WINDOW}}, headers=headers
+        f"/limits/account/{FULL_ACCOUNT}/limit_update_request", json={"pix": {"withdraw": WINDOW}}, headers=headers
     )
     assert proposal.status_code == 201
     added = client.post(
-        f"/limits/account/{ACCOUNT}/recipient_list/recipient",
+        f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient",
         json={"document_number": "529.982.247-25"},
         headers=headers,
     )
     assert added.status_code == 201
     change = client.post(
-        f"/limits/account/{ACCOUNT}/recipient_list/limit_update_request",
+        f"/limits/account/{FULL_ACCOUNT}/recipient_list/limit_update_request",
         json={"pix": {"transaction": WINDOW}},
         headers=headers,
     )
@@ -53,26 +44,26 @@ def generated_ids(client, headers: dict[str, str]) -> list[str]:
 
 
 def test_the_store_is_per_session(client):
-    assert client.post("/limits/account", json=registration(), headers=session("a")).status_code == 201
-    assert client.post(f"/__mock/events/{PENDING_KEY}/cancel", headers=session("a")).status_code == 200
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("a")).status_code == 201
+    assert client.post(f"/__mock/events/{PENDING_EVENT}/cancel", headers=session("a")).status_code == 200
     # session b starts from the seed: the account is free, the event pending
-    assert client.post("/limits/account", json=registration(), headers=session("b")).status_code == 201
-    assert client.get(EVENT, headers=session("b")).json()["status"] == "pending_conciliation"
-    assert client.get(EVENT, headers=session("a")).json()["status"] == "canceled"
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("b")).status_code == 201
+    assert client.get(PENDING_EVENT_PATH, headers=session("b")).json()["status"] == "pending_conciliation"
+    assert client.get(PENDING_EVENT_PATH, headers=session("a")).json()["status"] == "canceled"
     # no header is session "default", a session of its own
-    assert client.get(EVENT).json()["status"] == "pending_conciliation"
+    assert client.get(PENDING_EVENT_PATH).json()["status"] == "pending_conciliation"
     assert client.get("/__mock/accounts/4444-000001").status_code == 404
-    assert client.get(EVENT, headers=session("default")).json()["status"] == "pending_conciliation"
+    assert client.get(PENDING_EVENT_PATH, headers=session("default")).json()["status"] == "pending_conciliation"
 
 
 def test_no_header_is_the_session_named_default(client):
-    assert client.post("/limits/account", json=registration()).status_code == 201
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT)).status_code == 201
     assert client.get("/__mock/accounts/4444-000001", headers=session("default")).status_code == 200
 
 
 def test_the_journal_is_per_session(client):
-    assert client.get(EVENT, headers=session("a")).status_code == 200
-    assert client.post("/limits/account", json=registration(), headers=session("b")).status_code == 201
+    assert client.get(PENDING_EVENT_PATH, headers=session("a")).status_code == 200
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("b")).status_code == 201
     a = client.get("/__mock/requests", headers=session("a")).json()["requests"]
     b = client.get("/__mock/requests", headers=session("b")).json()["requests"]
     assert [e["operation_id"] for e in a] == ["getExtraordinaryEvent"]
@@ -86,13 +77,13 @@ def test_the_journal_is_per_session(client):
 def test_faults_are_per_session(client):
     fault = {"operation_id": "getExtraordinaryEvent", "status": 503, "times": None}
     assert client.post("/__mock/faults", json=fault, headers=session("a")).status_code == 201
-    assert client.get(EVENT, headers=session("b")).status_code == 200
-    assert client.get(EVENT).status_code == 200
-    assert client.get(EVENT, headers=session("a")).status_code == 503
+    assert client.get(PENDING_EVENT_PATH, headers=session("b")).status_code == 200
+    assert client.get(PENDING_EVENT_PATH).status_code == 200
+    assert client.get(PENDING_EVENT_PATH, headers=session("a")).status_code == 503
     assert client.get("/__mock/faults", headers=session("b")).json() == {"faults": []}
     assert len(client.get("/__mock/faults", headers=session("a")).json()["faults"]) == 1
     assert client.delete("/__mock/faults", headers=session("b")).status_code == 204
-    assert client.get(EVENT, headers=session("a")).status_code == 503  # b's clear left a's fault alone
+    assert client.get(PENDING_EVENT_PATH, headers=session("a")).status_code == 503  # b's clear left a's fault alone
 
 
 def test_the_clock_is_per_session(client):
@@ -100,8 +91,8 @@ def test_the_clock_is_per_session(client):
     assert frozen.status_code == 200
     assert client.get("/__mock/clock", headers=session("b")).json()["frozen"] is False
     assert client.get("/__mock/clock").json()["frozen"] is False
-    a = client.post("/limits/account", json=registration(), headers=session("a"))
-    b = client.post("/limits/account", json=registration(), headers=session("b"))
+    a = client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("a"))
+    b = client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("b"))
     assert a.status_code == b.status_code == 201
     assert a.json()["event_date"] == "2026-11-21T10:00:00.000-03:00"
     assert b.json()["event_date"] != a.json()["event_date"]
@@ -109,7 +100,7 @@ def test_the_clock_is_per_session(client):
 
 def test_reset_acts_on_the_calling_session_only(client):
     for name in ("a", "b"):
-        assert client.post("/limits/account", json=registration(), headers=session(name)).status_code == 201
+        assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session(name)).status_code == 201
     assert client.post("/__mock/reset", headers=session("a")).status_code == 200
     assert client.get("/__mock/accounts/4444-000001", headers=session("a")).status_code == 404
     assert client.get("/__mock/accounts/4444-000001", headers=session("b")).status_code == 200
@@ -117,7 +108,7 @@ def test_reset_acts_on_the_calling_session_only(client):
 
 @pytest.mark.parametrize("name", ["a", "A-Z_0.9", "x" * 64, "...", "-", "session-1"])
 def test_valid_session_names(client, name):
-    response = client.post("/limits/account", json=registration(), headers=session(name))
+    response = client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session(name))
     assert response.status_code == 201
     assert client.get("/__mock/accounts/4444-000001", headers=session(name)).status_code == 200
     assert client.get("/__mock/accounts/4444-000001").status_code == 404
@@ -128,7 +119,7 @@ BAD_NAMES = ["", "x" * 65, "a b", "a/b", "a:b", "ção", " a"]
 
 @pytest.mark.parametrize("name", BAD_NAMES, ids=repr)
 def test_an_invalid_session_is_400_on_a_public_route(client, name):
-    response = client.get(EVENT, headers={"X-Mock-Session": name.encode("utf-8")})
+    response = client.get(PENDING_EVENT_PATH, headers={"X-Mock-Session": name.encode("utf-8")})
     assert response.status_code == 400
     body = response.json()
     assert body["code"] == "invalid_request"
@@ -145,7 +136,7 @@ def test_an_invalid_session_is_400_on_an_admin_route(client, name):
 
 
 def test_an_invalid_session_changes_nothing(client):
-    response = client.post("/limits/account", json=registration(), headers=session("a b"))
+    response = client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("a b"))
     assert response.status_code == 400
     assert client.get("/__mock/accounts/4444-000001").status_code == 404
     assert client.get("/__mock/requests").json() == {"requests": []}
@@ -163,7 +154,7 @@ def test_health_checks_the_session_header_too(client):
 def test_at_most_256_sessions_are_kept(make_client):
     client = make_client(validate_responses=False)
     for i in range(256):
-        assert client.post("/limits/account", json=registration(), headers=session(f"s{i}")).status_code == 201
+        assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session(f"s{i}")).status_code == 201
     # 256 sessions: all kept
     assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
     # s0 was just used; s1 is now the least recently used, and the 257th session pushes it out
@@ -178,19 +169,19 @@ def test_at_most_256_sessions_are_kept(make_client):
 
 def test_the_oldest_session_is_dropped_and_comes_back_fresh(make_client):
     client = make_client(validate_responses=False)
-    assert client.post("/limits/account", json=registration(), headers=session("s0")).status_code == 201
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("s0")).status_code == 201
     assert client.put("/__mock/clock", json={"now": "2026-01-01T00:00:00Z"}, headers=session("s0")).status_code == 200
     for i in range(1, 257):
         assert client.get("/__mock/clock", headers=session(f"s{i}")).status_code == 200
     assert client.get("/__mock/clock", headers=session("s0")).json()["frozen"] is False
     assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 404
     assert client.get("/__mock/requests", headers=session("s0")).json() == {"requests": []}
-    assert client.get(EVENT, headers=session("s0")).status_code == 200  # seeded again
+    assert client.get(PENDING_EVENT_PATH, headers=session("s0")).status_code == 200  # seeded again
 
 
 def test_a_recently_used_session_survives(make_client):
     client = make_client(validate_responses=False)
-    assert client.post("/limits/account", json=registration(), headers=session("keep")).status_code == 201
+    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("keep")).status_code == 201
     for i in range(400):  # far more than 256 others, but keep is never among the 256 least recent
         assert client.get("/__mock/clock", headers=session(f"s{i}")).status_code == 200
         if i % 100 == 0:
