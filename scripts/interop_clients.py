@@ -89,10 +89,17 @@ def call(module: Any, client: Any, path: dict[str, str], query: dict[str, str], 
 
 
 def first_example(node: dict[str, Any], document: dict[str, Any]) -> tuple[bool, Any]:
+    """The example of a parameter or media type: `example`, the first of `examples`, else its schema's first enum
+    value or default (an asset name, say)."""
     if "example" in node:
         return True, node["example"]
     for example in node.get("examples", {}).values():
         return True, resolved(document, example)["value"]
+    schema = resolved(document, node.get("schema", {}))
+    if schema.get("enum"):
+        return True, schema["enum"][0]
+    if "default" in schema:
+        return True, schema["default"]
     return False, None
 
 
@@ -112,6 +119,8 @@ def admin_requests(document: dict[str, Any]) -> list[tuple[str, dict[str, str], 
             for raw in op.get("parameters", []):
                 param = resolved(document, raw)
                 has, value = first_example(param, document)
+                if not has and param.get("required"):
+                    raise SystemExit(f"{op['operationId']}: the required parameter {param['name']} has no example")
                 if has and param["in"] == "path":
                     path[param["name"]] = value
                 elif has and param["in"] == "query":
