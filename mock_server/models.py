@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -152,9 +153,11 @@ class Account:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A validated scenario: the seed sessions start from."""
+    """A validated scenario: the seed sessions start from, never written (sessions keep their own changes).
+
+    `events` is a read-only mapping: a loaded scenario holds them packed (seed.SeedEvents)."""
 
     name: str
     description: str
-    events: dict[str, Event] = field(default_factory=dict)
+    events: Mapping[str, Event] = field(default_factory=dict)
     accounts: dict[str, Account] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from .errors import Detail, FieldPath, field_path
 from .events import cross_check_event
 from .models import Scenario
 from .scenario_text import Located, Unreadable, read
+from .seed import SeedEvents
 from .shapes import account_from_scenario, event_from_scenario, uuid_text
 from .spec import SchemaCheck, Specs
 
@@ -137,12 +138,14 @@ class ScenarioLoader:
         return schema_problems + checked + uniqueness_problems(data)
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
-        events = [event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])]
+        events = SeedEvents(
+            event_from_scenario(e, e["extraordinary_event_conciliation_key"]) for e in data.get("events", [])
+        )
         accounts = [account_from_scenario(a) for a in data.get("accounts", [])]
         return Scenario(
             name=name,
             description=str(data.get("description", "")),
-            events={e.key: e for e in events},
+            events=events,
             accounts={a.account_id: a for a in accounts},
         )
 

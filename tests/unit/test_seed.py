@@ -1,0 +1,169 @@
+"""mock_server.seed: the packed read-only events give back exactly the Events that went in."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mock_server.models import CANCELED, PAID, PENDING, Event, Installment
+from mock_server.scenarios import ScenarioLoader
+from mock_server.seed import SeedEvents
+from mock_server.spec import load_specs
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def exact(event: Event) -> tuple[object, ...]:
+    """Every field, Decimals by their text too: 1500, 1500.0 and 1500.00 are equal but not written alike."""
+    fields = dataclasses.astuple(event)
+    amounts = (event.total_expected_amount, event.total_discount_amount, event.total_paid_amount)
+    return (*fields, *(str(a) for a in amounts), *(a.as_tuple() for a in amounts))
+
+
+def an_event(key: str = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11", **changes: object) -> Event:
+    event = Event(
+        key=key,
+        security_key="3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
+        investment_key="6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
+        amortization_type="present_amount",
+        total_expected_amount=Decimal("1000.00"),
+        total_discount_amount=Decimal("25.5"),
+        total_paid_amount=Decimal("974.50"),
+        status=PAID,
+        reference_date=date(2026, 9, 1),
+        due_date=date(2026, 9, 30),
+        paid_at=date(2026, 9, 28),
+        installments=[
+            Installment("5c0f7e3a-2b4d-4e6f-8a1c-7d9b3e5f1a77", "7f1d5b9c-4e6a-4c8d-9f2b-3a5e7c9d1f44", PAID)
+        ],
+    )
+    return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
+
+
+def test_every_shipped_scenario_reads_back_exactly() -> None:
+    loader = ScenarioLoader.from_specs(load_specs())
+    for name, scenario in loader.load_directory(FIXTURES).items():
+        assert isinstance(scenario.events, SeedEvents), name
+        plain = [exact(e) for e in scenario.events.values()]
+        assert plain or name in ("empty", "recipients")
+        again = SeedEvents(scenario.events.values())
+        assert [exact(again[key]) for key in scenario.events] == plain
+
+
+UUIDS = st.uuids().map(str)
+MONEY = st.one_of(
+    st.integers(0, 999_999_999_999_999).map(Decimal),
+    st.decimals(0, Decimal("9999999999999.99"), places=2),
+    st.decimals(0, Decimal("9999999999999.9"), places=1),
+    st.sampled_from([Decimal("-0.0"), Decimal("1E+16"), Decimal("0E-2"), Decimal("1.5E+3")]),
+)
+DATES = st.dates(date(1, 1, 1), date(9999, 12, 31))
+WORDS = st.sampled_from([PENDING, PAID, CANCELED, "early_amortization", "present_amount", "ção", "x" * 300])
+
+
+@st.composite
+def events(draw: st.DrawFn) -> Event:
+    return Event(
+        key=draw(UUIDS),
+        security_key=draw(UUIDS),
+        investment_key=draw(UUIDS),
+        amortization_type=draw(WORDS),
+        total_expected_amount=draw(MONEY),
+        total_discount_amount=draw(MONEY),
+        total_paid_amount=draw(MONEY),
+        status=draw(WORDS),
+        reference_date=draw(DATES),
+        due_date=draw(DATES),
+        paid_at=draw(st.none() | DATES),
+        installments=draw(
+            st.lists(st.builds(Installment, UUIDS, UUIDS, WORDS, WORDS), min_size=1, max_size=4),
+        ),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(events(), max_size=6, unique_by=lambda e: e.key))
+def test_any_events_read_back_exactly(given_events: list[Event]) -> None:
+    seed = SeedEvents(given_events)
+    assert len(seed) == len(given_events)
+    assert list(seed) == [e.key for e in given_events]
+    assert [exact(e) for e in seed.values()] == [exact(e) for e in given_events]
+    for e in given_events:
+        assert e.key in seed
+        assert exact(seed[e.key]) == exact(e)
+        assert exact(seed.get(e.key)) == exact(e)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"key": "NOT-A-UUID"},  # the key is not a canonical UUID: kept under its text
+        {"key": "9F1C6F0E-3C8E-4A55-9D47-0A4C2B8F6D11"},  # upper case is not canonical either
+        {"security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b9"},  # 35 characters
+        {"investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6cç3"},  # not ASCII
+        {"total_expected_amount": Decimal("1" * 300)},  # an amount's text past 255 characters
+        {"installments": [Installment("short", "7f1d5b9c-4e6a-4c8d-9f2b-3a5e7c9d1f44")]},
+    ],
+)
+def test_what_the_layout_cannot_hold_is_kept_as_it_is(changes: dict[str, object]) -> None:
+    odd = an_event(**changes)
+    usual = an_event(key="0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40")
+    seed = SeedEvents([odd, usual])
+    assert seed[odd.key] is odd
+    assert exact(seed[usual.key]) == exact(usual)
+    assert sorted(seed) == sorted([odd.key, usual.key])
+
+
+def test_a_word_table_past_its_bound_keeps_the_rest_as_objects() -> None:
+    many = [an_event(key=f"00000000-0000-4000-8000-{i:012x}", amortization_type=f"type-{i}") for i in range(65540)]
+    seed = SeedEvents(many)
+    assert len(seed) == len(many)
+    for event in (many[0], many[65534], many[65535], many[-1]):
+        assert exact(seed[event.key]) == exact(event)
+
+
+def test_it_is_a_read_only_mapping() -> None:
+    event = an_event()
+    seed = SeedEvents([event])
+    assert seed == {event.key: event}
+    assert SeedEvents() == {}
+    assert "00000000-0000-4000-8000-000000000000" not in seed
+    assert 42 not in seed
+    assert seed.get("00000000-0000-4000-8000-000000000000") is None
+    with pytest.raises(KeyError):
+        seed["00000000-0000-4000-8000-000000000000"]
+    assert dict(seed.items()) == {event.key: event}
+    assert not hasattr(seed, "__setitem__")
+    with pytest.raises(AttributeError):
+        seed.extra = 1  # type: ignore[attr-defined]
+
+
+def test_the_last_of_two_events_with_one_key_wins_as_in_a_dict() -> None:
+    first, second = an_event(), an_event(status=CANCELED, paid_at=None)
+    assert exact(SeedEvents([first, second])[first.key]) == exact(second)
+
+
+def test_lookups_past_the_recent_bound_stay_exact() -> None:
+    many = [an_event(key=f"00000000-0000-4000-8000-{i:012x}", total_paid_amount=Decimal(i)) for i in range(5000)]
+    seed = SeedEvents(many)
+    for _ in range(2):
+        for event in many:
+            assert exact(seed[event.key]) == exact(event)
+    assert len(seed._recent) <= SeedEvents.RECENT
+
+
+def test_a_packed_event_costs_a_fraction_of_the_objects() -> None:
+    """The point of packing (the benchmark measures the process; this guards the layout)."""
+    import sys
+
+    event = an_event()
+    record = SeedEvents([event])._records
+    (packed,) = record.values()
+    assert isinstance(packed, bytes)
+    assert sys.getsizeof(packed) < 300
