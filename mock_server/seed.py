@@ -1,23 +1,26 @@
-"""A scenario's events as the read-only seed holds them: one packed record per event, an Event on demand.
+"""A scenario's events as the read-only seed holds them: packed records in one buffer, an Event on demand.
 
 As objects, an event of a big scenario costs about 1.25 kB (tracemalloc, 100k generated events): its three
 UUID strings (85 B each), three Decimals (104 B each), two dates, and its list of Installment objects with two
-more UUID strings each (570 B for 1.5 instalments). Packed, the same event is one bytes object of about
-240 B -- UUIDs as their 36 ASCII bytes, dates as ordinals, amounts as the exact text of their Decimal, the few
-words (statuses, amortization types) as indexes into one table -- under an int key (the UUID's 128 bits):
-about a quarter of the memory. A lookup unpacks one record into a fresh Event in about 3 microseconds.
+more UUID strings each (570 B for 1.5 instalments). One packed bytes object per event in a dict brought that
+to 350 B, but the process still grew by 700 B an event: those small objects were made while the parsed file
+was alive, and the holes the file's objects left between them are never given back (pymalloc frees an arena
+only when all of it is free). So here an event is a run of bytes in one buffer -- UUIDs as their 36 ASCII
+bytes, dates as ordinals, amounts as the exact text of their Decimal, the few words (statuses, amortization
+types) as indexes into one table -- found through an open-addressing table of offsets (an array of 8-byte
+ints): about 270 B an event, no object per event at all. A lookup unpacks one record into an Event in a few
+microseconds; the last RECENT looked up stay unpacked, so the keys a test asks for again cost a dict lookup.
 
-The seed never changes: a session keeps its own changed events beside it (store.py), so nothing is ever
-packed again after the load. An event this layout cannot hold exactly (a key that is not a canonical UUID,
-another key that is not 36 ASCII characters, a word table past 65,535 entries, an amount's text past 255
-characters) is kept as the Event it is.
+The seed never changes: a session keeps its own changed events beside it (store.py), so nothing is packed
+after the load. An event this layout cannot hold exactly (a UUID field that is not 36 ASCII characters, a word
+table past 65,535 entries, an amount's text past 255 characters) is kept as the Event it is, in its place.
 """
 
 from __future__ import annotations
 
-import re
 import struct
 import sys
+from array import array
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from datetime import date
 from decimal import Decimal
@@ -25,31 +28,23 @@ from typing import TypeVar, overload
 
 from .models import Event, Installment
 
-# security key, investment key, amortization type and status (word indexes), reference, due and paid dates
-# (ordinals, 0 for no paid_at), then the lengths of the three amounts' texts. The amounts' text follows,
+_T = TypeVar("_T")
+
+# Every record: its whole length, the length of its key, the key's UTF-8 bytes, then its kind.
+_RECORD = struct.Struct("<II")
+_PACKED, _OBJECT = 0, 1
+_KIND = struct.Struct("<B")
+# A packed event: security key, investment key, amortization type and status (word indexes), reference, due
+# and paid dates (ordinals, 0 for no paid_at), the lengths of the three amounts' texts; then those texts;
 # then the instalments, each: event_conciliation_key, installment_key, status and type (word indexes).
-_HEAD = struct.Struct("<36s36sHHIIIBBB")
+_EVENT = struct.Struct("<36s36sHHIIIBBB")
 _INSTALMENT = struct.Struct("<36s36sHH")
-_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# An event kept as an object: its index in the list of such events.
+_OBJECT_INDEX = struct.Struct("<I")
 _UUID_LENGTH = 36
 _MAX_WORDS = 65535
 _MAX_AMOUNT_TEXT = 255
-
-_T = TypeVar("_T")
-Key = int | str  # the UUID's 128 bits, or the text of a key that is not a canonical UUID
-
-
-def _key(text: str) -> Key:
-    return int(text.replace("-", ""), 16) if _CANONICAL_UUID.fullmatch(text) else text
-
-
-def _uuid_from_int(value: int) -> str:
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def _text_of(key: Key) -> str:
-    return _uuid_from_int(key) if isinstance(key, int) else key
+_EMPTY = 0  # a free slot of the table; a used slot holds the record's offset + 1
 
 
 class _CannotPack(Exception):
@@ -57,30 +52,27 @@ class _CannotPack(Exception):
 
 
 class SeedEvents(Mapping[str, Event]):
-    """Read-only mapping event key -> Event over packed records, built once from the scenario's events.
+    """Read-only mapping event key -> Event, in the order the events were given; keys must be unique."""
 
-    The events last unpacked are kept (up to RECENT of them), so the few a test run asks for again and again
-    cost a dict lookup, as before packing. They are shared, as the seed's Event objects always were: events
-    are never changed in place (events.py makes new ones), so the seed stays as loaded."""
+    __slots__ = ("_buffer", "_count", "_objects", "_recent", "_slots", "_word_index", "_words")
 
     RECENT = 4096
 
-    __slots__ = ("_recent", "_records", "_word_index", "_words")
-
     def __init__(self, events: Iterable[Event] = ()) -> None:
-        self._records: dict[Key, bytes | Event] = {}
+        self._buffer = bytearray()
+        self._objects: list[Event] = []
         self._words: list[str] = []
         self._word_index: dict[str, int] = {}
-        for event in events:
-            key = _key(event.key)
-            try:
-                self._records[key] = self._pack(event)
-            except _CannotPack:
-                self._records[key] = event
+        offsets = array("Q")
+        for event in events:  # one at a time: a caller may hand them over as it parses
+            offsets.append(len(self._buffer))
+            self._append(event)
         self._word_index = {}  # only needed while packing
+        self._count = len(offsets)
+        self._slots = self._table(offsets)
         self._recent: dict[str, Event] = {}
 
-    # --- packing (at load only) -----------------------------------------------------------------
+    # --- building (at load only) ----------------------------------------------------------------
 
     def _word(self, word: str) -> int:
         index = self._word_index.get(word)
@@ -92,8 +84,7 @@ class SeedEvents(Mapping[str, Event]):
         return index
 
     @staticmethod
-    def _uuid_bytes(text: str) -> bytes:
-        """A UUID's 36 characters as they are: unpacked by one decode, six times faster than from 16 bytes."""
+    def _uuid(text: str) -> bytes:
         try:
             packed = text.encode("ascii")
         except UnicodeEncodeError:
@@ -102,18 +93,16 @@ class SeedEvents(Mapping[str, Event]):
             raise _CannotPack
         return packed
 
-    def _pack(self, event: Event) -> bytes:
-        if not isinstance(event.key, str) or not _CANONICAL_UUID.fullmatch(event.key):
-            raise _CannotPack
+    def _packed(self, event: Event) -> bytes:
         amounts = [
             str(amount).encode("ascii")
             for amount in (event.total_expected_amount, event.total_discount_amount, event.total_paid_amount)
         ]
         if any(len(text) > _MAX_AMOUNT_TEXT for text in amounts):
             raise _CannotPack
-        head = _HEAD.pack(
-            self._uuid_bytes(event.security_key),
-            self._uuid_bytes(event.investment_key),
+        head = _EVENT.pack(
+            self._uuid(event.security_key),
+            self._uuid(event.investment_key),
             self._word(event.amortization_type),
             self._word(event.status),
             event.reference_date.toordinal(),
@@ -123,27 +112,79 @@ class SeedEvents(Mapping[str, Event]):
         )
         instalments = [
             _INSTALMENT.pack(
-                self._uuid_bytes(i.event_conciliation_key),
-                self._uuid_bytes(i.installment_key),
+                self._uuid(i.event_conciliation_key),
+                self._uuid(i.installment_key),
                 self._word(i.event_conciliation_status),
                 self._word(i.event_conciliation_type),
             )
             for i in event.installments
         ]
-        return b"".join((head, *amounts, *instalments))
+        return b"".join((_KIND.pack(_PACKED), head, *amounts, *instalments))
+
+    def _append(self, event: Event) -> None:
+        key = event.key.encode("utf-8")
+        try:
+            body = self._packed(event)
+        except _CannotPack:
+            body = _KIND.pack(_OBJECT) + _OBJECT_INDEX.pack(len(self._objects))
+            self._objects.append(event)
+        self._buffer += _RECORD.pack(_RECORD.size + len(key) + len(body), len(key))
+        self._buffer += key
+        self._buffer += body
+
+    def _table(self, offsets: array[int]) -> array[int]:
+        """Open addressing, linear probing, at most half full: a hit takes 1.5 probes on average."""
+        size = 8
+        while size < 2 * len(offsets):
+            size *= 2
+        slots = array("Q", bytes(8 * size))
+        mask = size - 1
+        for offset in offsets:
+            key = self._key_at(offset)
+            index = hash(key) & mask
+            while slots[index] != _EMPTY:
+                if self._key_at(slots[index] - 1) == key:
+                    raise ValueError(f"event key {key.decode()} appears more than once")
+                index = (index + 1) & mask
+            slots[index] = offset + 1
+        return slots
 
     # --- reading --------------------------------------------------------------------------------
 
-    def _unpack(self, key: str, record: bytes | Event) -> Event:
-        if not isinstance(record, bytes):
-            return record
-        security, investment, amortization, status, reference, due, paid, n1, n2, n3 = _HEAD.unpack_from(record)
-        at = _HEAD.size
-        expected = Decimal(record[at : at + n1].decode("ascii"))
+    def _key_at(self, offset: int) -> bytes:
+        start = offset + _RECORD.size
+        return bytes(self._buffer[start : start + _RECORD.unpack_from(self._buffer, offset)[1]])
+
+    def _find(self, key: bytes) -> int:
+        """The offset of the key's record, or -1."""
+        slots, buffer, mask = self._slots, self._buffer, len(self._slots) - 1
+        index = hash(key) & mask
+        start = _RECORD.size
+        end = start + len(key)
+        while True:
+            slot = slots[index]
+            if slot == _EMPTY:
+                return -1
+            offset = slot - 1
+            if buffer[offset + start : offset + end] == key and _RECORD.unpack_from(buffer, offset)[1] == len(key):
+                return offset
+            index = (index + 1) & mask
+
+    def _unpack(self, key: str, offset: int) -> Event:
+        buffer = self._buffer
+        length, key_length = _RECORD.unpack_from(buffer, offset)
+        at = offset + _RECORD.size + key_length
+        if buffer[at] == _OBJECT:
+            index: int = _OBJECT_INDEX.unpack_from(buffer, at + 1)[0]
+            return self._objects[index]
+        at += 1
+        security, investment, amortization, status, reference, due, paid, n1, n2, n3 = _EVENT.unpack_from(buffer, at)
+        at += _EVENT.size
+        expected = Decimal(buffer[at : at + n1].decode("ascii"))
         at += n1
-        discount = Decimal(record[at : at + n2].decode("ascii"))
+        discount = Decimal(buffer[at : at + n2].decode("ascii"))
         at += n2
-        paid_amount = Decimal(record[at : at + n3].decode("ascii"))
+        paid_amount = Decimal(buffer[at : at + n3].decode("ascii"))
         at += n3
         words = self._words
         # Positional, in the order of Event's fields: keywords cost 0.4 us more per lookup.
@@ -161,15 +202,18 @@ class SeedEvents(Mapping[str, Event]):
             date.fromordinal(paid) if paid else None,
             [
                 Installment(conciliation.decode("ascii"), instalment.decode("ascii"), words[own], words[kind])
-                for conciliation, instalment, own, kind in _INSTALMENT.iter_unpack(record[at:])
+                for conciliation, instalment, own, kind in _INSTALMENT.iter_unpack(buffer[at : offset + length])
             ],
         )
 
-    def __getitem__(self, key: str) -> Event:
-        event = self.get(key)
-        if event is None:
-            raise KeyError(key)
-        return event
+    def _records(self) -> Iterator[tuple[str, int]]:
+        """(key, offset) of every record, in order."""
+        buffer, offset, end = self._buffer, 0, len(self._buffer)
+        while offset < end:
+            length, key_length = _RECORD.unpack_from(buffer, offset)
+            start = offset + _RECORD.size
+            yield buffer[start : start + key_length].decode("utf-8"), offset
+            offset += length
 
     @overload
     def get(self, key: str, /) -> Event | None: ...
@@ -181,27 +225,40 @@ class SeedEvents(Mapping[str, Event]):
         event = self._recent.get(key)
         if event is not None:
             return event
-        record = self._records.get(_key(key))
-        if record is None:
+        try:
+            offset = self._find(key.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate: no key of a scenario has one
+            return default
+        if offset < 0:
             return default
         if len(self._recent) >= self.RECENT:
             self._recent.clear()  # bounded, and cheaper than tracking which one is oldest
-        event = self._recent[key] = self._unpack(key, record)
+        event = self._recent[key] = self._unpack(key, offset)
+        return event
+
+    def __getitem__(self, key: str) -> Event:
+        event = self.get(key)
+        if event is None:
+            raise KeyError(key)
         return event
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and _key(key) in self._records
+        if not isinstance(key, str):
+            return False
+        try:
+            return key in self._recent or self._find(key.encode("utf-8")) >= 0
+        except UnicodeEncodeError:
+            return False
 
     def __iter__(self) -> Iterator[str]:
-        return map(_text_of, self._records)
+        return (key for key, _ in self._records())
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._count
 
     def _pairs(self) -> Iterator[tuple[str, Event]]:
-        for key, record in self._records.items():
-            text = _text_of(key)
-            yield text, self._unpack(text, record)
+        for key, offset in self._records():
+            yield key, self._unpack(key, offset)
 
     def items(self) -> ItemsView[str, Event]:
         return _Items(self)
@@ -214,7 +271,7 @@ class SeedEvents(Mapping[str, Event]):
 
 
 class _Items(ItemsView[str, Event]):
-    """Walks the records once (the generic view would turn each key to text and back)."""
+    """Walks the buffer once (the generic view would look every key up again)."""
 
     _mapping: SeedEvents
 
