@@ -8,7 +8,7 @@ PORT ?= 8000
 SEED ?= 1
 
 
-.PHONY: install run test lint fuzz bench bench-anchors clean interop example image-test test-browser screenshots
+.PHONY: install run test lint fuzz bench bench-anchors cluster-test clean interop example image-test test-browser screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -85,3 +85,10 @@ screenshots: $(BROWSER_STAMP)
 ## installs Java 17, Specmatic and its own tool venv under .tools/ the first time). Not part of make test.
 interop: $(STAMP)
 	$(BIN)/python scripts/interop.py
+
+## make cluster-test: two mock-server processes behind nginx (installed with apt-get when missing), the acceptance
+## flows in parallel sessions, each session sticking to one process (scripts/cluster.py). Not part of CI.
+cluster-test: $(STAMP)
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null)
+	$(BIN)/pytest -q -m cluster tests/cluster

@@ -1,0 +1,134 @@
+"""N mock-server processes behind nginx, each session sticking to one process (deploy/nginx/mock-cluster.conf).
+
+`mock-server` is one process serving one core. Sessions are independent, so they are what is spread: nginx
+hashes each request's session name (the `/__session/NAME/` prefix, else `X-Mock-Session`, else `default`) to
+one process. This script starts the processes (each on a free loopback port), writes the nginx config into a
+temporary directory, runs nginx in the foreground, prints one ready line and waits; Ctrl-C (or SIGTERM) stops
+everything it started, and so does any of its processes dying.
+
+    python scripts/cluster.py --processes 2 --port 8000 [-- MOCK-SERVER OPTIONS...]
+
+prints `mock-cluster ready on http://127.0.0.1:8000 (2 processes: http://127.0.0.1:41533 http://127.0.0.1:40119)`.
+Needs nginx (Debian: `apt-get install nginx-light`; `make cluster-test` installs it when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "deploy" / "nginx" / "mock-cluster.conf"
+READY = "mock-server ready on "
+START_TIMEOUT = 60.0
+
+
+def nginx_config(listen: str, servers: Sequence[str], run_dir: Path) -> str:
+    """The template with its placeholders filled: `servers` as host:port."""
+    lines = "\n".join(f"        server {server};" for server in servers)
+    return (
+        TEMPLATE.read_text(encoding="utf-8")
+        .replace("@RUN_DIR@", str(run_dir))
+        .replace("@LISTEN@", listen)
+        .replace("@SERVERS@", lines)
+    )
+
+
+def _start_server(command: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(list(command), stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith(READY):
+            return process, line[len(READY) :].split()[0]
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    process.wait()
+    raise SystemExit(f"cluster: {' '.join(command)} did not start")
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"cluster: nginx exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/__mock/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.05)
+    raise SystemExit("cluster: the balancer did not answer /__mock/health")
+
+
+def _stop(process: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--processes", type=int, default=2, help="mock-server processes (default 2)")
+    parser.add_argument("--host", default="127.0.0.1", help="the balancer's interface (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="the balancer's port (default 8000)")
+    parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx", help="the nginx binary")
+    parser.add_argument("server_options", nargs="*", help="passed to every mock-server (after --)")
+    args = parser.parse_args(argv)
+    if args.processes < 1:
+        parser.error("--processes must be at least 1")
+    if not Path(args.nginx).exists():
+        raise SystemExit(f"cluster: no nginx at {args.nginx} (Debian: apt-get install nginx-light)")
+    mock_server = [sys.executable, "-m", "mock_server"]
+    started: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    run_dir = Path(tempfile.mkdtemp(prefix="mock-cluster-"))
+    run_dir.chmod(0o755)  # nginx's worker drops root and must reach its temporary directories
+    try:
+        urls = []
+        for _ in range(args.processes):
+            process, url = _start_server([*mock_server, *args.server_options, "--host", "127.0.0.1", "--port", "0"])
+            started.append(process)
+            urls.append(url)
+        listen = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
+        config = run_dir / "nginx.conf"
+        config.write_text(nginx_config(listen, [u.removeprefix("http://") for u in urls], run_dir), encoding="utf-8")
+        nginx = subprocess.Popen([args.nginx, "-p", str(run_dir), "-c", str(config), "-g", "daemon off;"])
+        started.append(nginx)
+        balancer = f"http://{listen}"
+        _wait_healthy(balancer, nginx)
+        print(f"mock-cluster ready on {balancer} ({args.processes} processes: {' '.join(urls)})", flush=True)
+        while all(process.poll() is None for process in started):
+            time.sleep(0.2)
+        dead = next(process for process in started if process.poll() is not None)
+        print(f"cluster: {' '.join(map(str, dead.args))} exited with {dead.returncode}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        for process in reversed(started):
+            _stop(process)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
