@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
+from bench.cluster_bench import ClusterRow, cluster_section
 from bench.harness import CLIENT_CORE, ROOT, SERVER_CORE
 from bench.sections import Load, ScaleRow, ServerRow, SessionsResult, Startup
 from bench.servers import ENDPOINTS
@@ -44,6 +45,7 @@ class Results:
     startup: Startup | None = None
     sessions: SessionsResult | None = None
     scale: list[ScaleRow] = field(default_factory=list)
+    cluster: list[ClusterRow] = field(default_factory=list)
 
     def row(self, label: str) -> ServerRow | None:
         return next((r for r in self.servers if r.label == label), None)
@@ -186,6 +188,7 @@ def sessions_section(sessions: SessionsResult) -> list[str]:
     per_request = growth * 1e6 / sessions.requests if growth and sessions.requests else None
     # Recipients are unbounded, but the journal and the proposals stop growing at the cap: linear up to there.
     at_cap = per_request * JOURNAL_CAP * SESSIONS / 1e6 if per_request else None
+    measured = _at_cap_lines(sessions)
     return [
         f"## {SESSIONS} busy sessions (the cap)\n",
         f"{sessions.requests:,} POSTs in {sessions.seconds:.0f} s cycling `X-Mock-Session: s0..s{SESSIONS - 1}` "
@@ -197,6 +200,23 @@ def sessions_section(sessions: SessionsResult) -> list[str]:
         f"{_f(growth, '{:.1f} MB')} | {_f(growth * 1000 / SESSIONS if growth else None, '{:.0f} kB')} | "
         f"{_f(per_request / 1000 if per_request else None, '{:.1f} kB')} | "
         f"~{_f(at_cap, '{:.0f} MB')} ({JOURNAL_CAP} requests x {SESSIONS} sessions) |\n",
+        *measured,
+    ]
+
+
+def _at_cap_lines(sessions: SessionsResult) -> list[str]:
+    cap = sessions.at_cap
+    if cap is None:
+        return []
+    growth = cap.rss - sessions.rss_before if cap.rss and sessions.rss_before else None
+    reached = "" if cap.reached else " (the time allowed ran out first: below the cap)"
+    return [
+        f"Then the same load on until every session had {JOURNAL_CAP} requests{reached}: {cap.requests:,} POSTs in "
+        f"{cap.seconds:.0f} s (errors: {cap.errors}); session s0's journal holds {cap.journal_entries} entries.\n",
+        "| RSS before | RSS at the journal cap (measured) | growth | per session |",
+        "|---:|---:|---:|---:|",
+        f"| {_f(sessions.rss_before, '{:.1f} MB')} | {_f(cap.rss, '{:.1f} MB')} | {_f(growth, '{:.1f} MB')} | "
+        f"{_f(growth * 1000 / SESSIONS if growth else None, '{:.0f} kB')} |\n",
     ]
 
 
@@ -284,8 +304,54 @@ def targets_section(results: Results, info: RunInfo) -> list[str]:
         f"| RSS at start ≤ 60 MB | {_f(rss_start, '{:.1f} MB')} | "
         f"{_verdict(None if rss_start is None else rss_start <= 60)} |",
         *_scale_targets(results.scale),
+        *_big_scenario_targets(results.scale),
         "",
     ]
+
+
+def _big_scenario_targets(scale: list[ScaleRow]) -> list[str]:
+    """Issue 15's: big scenarios fast and small."""
+
+    def row(events: int, syntax: str) -> ScaleRow | None:
+        return next((s for s in scale if s.events == events and s.syntax == syntax and s.load_s is not None), None)
+
+    def line(name: str, value: float | None, fmt: str, ok: bool | None, missing: str = "n/a") -> str:
+        return f"| {name} | {missing if value is None else fmt.format(value)} | {_verdict(ok)} |"
+
+    out = []
+    for syntax in dict.fromkeys(s.syntax for s in scale):
+        small, big = row(100_000, syntax), row(1_000_000, syntax)
+        for size, limit, found in (("100k", 2, small), ("1M", 15, big)):
+            load = found.load_s if found else None
+            out.append(
+                line(
+                    f"a {size}-event scenario loads in ≤ {limit} s ({syntax} syntax)",
+                    load,
+                    "{:.1f} s",
+                    None if load is None else load <= limit,
+                    "not measured",
+                )
+            )
+        rss, peak = (big.rss, big.rss_peak) if big else (None, None)
+        out.append(
+            line(
+                f"1M events resident ≤ 700 MB ({syntax} syntax)",
+                rss,
+                "{:.0f} MB",
+                None if rss is None else rss <= 700,
+                "not measured",
+            )
+        )
+        out.append(
+            line(
+                f"1M events peak ≤ 1.2 GB while loading ({syntax} syntax)",
+                peak,
+                "{:.0f} MB",
+                None if peak is None else peak <= 1200,
+                "not measured",
+            )
+        )
+    return out
 
 
 def render(results: Results, info: RunInfo) -> str:
@@ -296,6 +362,8 @@ def render(results: Results, info: RunInfo) -> str:
         out += sessions_section(results.sessions)
     if results.scale:
         out += scale_section(results.scale)
+    if results.cluster:
+        out += cluster_section(results.cluster, info.load)
     out += targets_section(results, info)
     out.append(
         "How to run: `make bench` (up to about 14 minutes, see `--time-budget`; installs wrk with apt-get if "

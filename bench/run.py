@@ -25,12 +25,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.cluster_bench import bench_cluster
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
 from bench.report import Results, RunInfo, render
 from bench.sections import Load, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
-SECTIONS = ("throughput", "startup", "sessions", "scale")
+SECTIONS = ("throughput", "startup", "sessions", "scale", "cluster")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
         "includes: how a program writes a big scenario) and/or yaml (block style)",
     )
     parser.add_argument("--sessions-seconds", type=float, default=20.0, help="load of the 256-sessions step (0: skip)")
+    parser.add_argument(
+        "--sessions-cap-seconds",
+        type=float,
+        default=120.0,
+        help="then up to this long more, until every session's journal is full (0: skip)",
+    )
     parser.add_argument("--startup-runs", type=int, default=5)
     parser.add_argument(
         "--time-budget",
@@ -143,7 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "startup" in sections and args.startup_runs > 0:
             results.startup = bench_startup(harness, args.startup_runs)
         if "sessions" in sections and args.sessions_seconds > 0:
-            results.sessions = bench_sessions(harness, args.sessions_seconds, args.connections)
+            results.sessions = bench_sessions(
+                harness, args.sessions_seconds, args.connections, args.sessions_cap_seconds
+            )
+        if "cluster" in sections:  # before the scale steps, which take whatever time the budget has left
+            results.cluster = bench_cluster(harness, load)
         if "scale" in sections:
             sizes = sorted(int(s) for s in args.scale.split(",") if s.strip())
             for syntax in [s.strip() for s in args.scale_syntax.split(",") if s.strip()]:

@@ -5,6 +5,7 @@ Each takes the `Harness` that starts and stops what it needs, and returns plain 
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import subprocess
@@ -158,9 +159,35 @@ class SessionsResult:
     rss_before: float | None
     rss_after: float | None
     per_session: float
+    at_cap: CapResult | None = None
 
 
-def bench_sessions(harness: Harness, seconds: float, connections: int) -> SessionsResult:
+@dataclass
+class CapResult:
+    """The same load, on until every session's journal is full: measured, not extrapolated."""
+
+    requests: int  # in all, the first run's included
+    seconds: float
+    errors: int
+    rss: float | None
+    journal_entries: int  # in session s0's journal at the end
+    reached: bool  # every session got at least JOURNAL_CAP requests
+
+
+SESSIONS_COUNT = 256  # bench/wrk/sessions.lua
+JOURNAL_CAP = 1000  # each session's journal keeps its last 1000 entries
+
+
+def _journal_length(port: int, session: str) -> int:
+    status, body = http_call(port, "GET", f"/__session/{session}/__mock/requests", None)
+    if status != 200:
+        raise RuntimeError(f"the journal answered {status} after the load: {body[:200]!r}")
+    return len(json.loads(body)["requests"])
+
+
+def bench_sessions(harness: Harness, seconds: float, connections: int, cap_budget: float = 0.0) -> SessionsResult:
+    """`seconds` of POSTs cycling 256 sessions; then, with `cap_budget` > 0, more of the same (up to that many
+    seconds) until every session has had JOURNAL_CAP requests, and the RSS there."""
     with harness.running(mock_spec("mock default (sessions)", tree=harness.tree)) as server:
         time.sleep(0.3)
         before = rss_mb(server.process.pid)
@@ -168,14 +195,30 @@ def bench_sessions(harness: Harness, seconds: float, connections: int) -> Sessio
             server.port, "/", "sessions.lua", seconds, connections, [harness.next_cpf_base()], server.process.pid
         )
         after = rss_mb(server.process.pid)
-        status, body = http_call(server.port, "GET", "/__mock/requests", None)
-        if status != 200:
-            raise RuntimeError(f"the journal answered {status} after the load: {body[:200]!r}")
+        _journal_length(server.port, "s0")
+        at_cap = None
+        if cap_budget > 0:
+            needed = SESSIONS_COUNT * JOURNAL_CAP * 1.02  # wrk stops mid-cycle: a little over one full round
+            total, spent, errors = result.requests, result.seconds, result.errors
+            while total < needed and spent < cap_budget:
+                rate = total / spent if spent else 1000.0
+                slice_s = min(30.0, max(2.0, (needed - total) / rate + 1), cap_budget - spent + 1)
+                more = harness.run_wrk(
+                    server.port, "/", "sessions.lua", slice_s, connections, [harness.next_cpf_base()]
+                )
+                total, spent, errors = total + more.requests, spent + more.seconds, errors + more.errors
+            at_cap = CapResult(
+                total, spent, errors, rss_mb(server.process.pid), _journal_length(server.port, "s0"), total >= needed
+            )
+            log(
+                f"256 sessions at the journal cap: {total} POSTs in {spent:.0f} s, RSS {at_cap.rss or 0:.1f} MB, "
+                f"s0's journal {at_cap.journal_entries} entries, errors {errors}"
+            )
     log(
         f"256 sessions: {result.requests} POSTs in {result.seconds:.1f} s, RSS {before} -> {after} MB, "
         f"errors {result.errors}"
     )
-    return SessionsResult(result.requests, result.seconds, result.errors, before, after, result.requests / 256)
+    return SessionsResult(result.requests, result.seconds, result.errors, before, after, result.requests / 256, at_cap)
 
 
 # --- generated scenarios -------------------------------------------------------------------------------
