@@ -17,8 +17,11 @@ class IdSource:
         self.reset()
 
     def reseed(self, seed: int | None) -> None:
-        """From now on the sequence of `seed` (None: random), restarted."""
+        """From now on the sequence of `seed` alone (None: random), restarted: a seed given to a session (by a
+        reset or its creation) gives the same ids whatever the session's name, unlike `--seed`, which mixes the
+        name in so that sessions differ."""
         self._seed = seed
+        self._session = ""  # no session name is empty: never the sequence of a `--seed` session
         self.reset()
 
     def reset(self) -> None:

@@ -266,7 +266,7 @@ def pix_mock(request: pytest.FixtureRequest, pix_mock_server: str) -> Iterator[P
     mock = PixMock(pix_mock_server, _session_name(), _setting(config, "admin_token"))
     request.node.stash[_SESSION] = mock
     try:
-        mock.reset(scenario, int(seed) if seed is not None else None, reseed=True)
+        mock.reset(scenario, int(seed) if seed is not None else None)  # no seed: the server's --seed, if any
         if clock is not None:
             mock.freeze(clock)
         yield mock

@@ -74,19 +74,24 @@ def test_create_show_and_delete_a_session(make_client):
     assert client.get("/__mock/health", headers=session("job-42")).json()["scenario"] == "default"
 
 
-def test_a_created_session_takes_a_seed(make_client):
+def first_id(client, name: str) -> str:
+    proposal = client.post(
+        "/limits/account/0001-123456/limit_update_request",
+        json={"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}},
+        headers=session(name),
+    )
+    return str(proposal.json()["limit_update_request_id"])
+
+
+def test_a_seed_given_to_a_session_gives_the_same_ids_whatever_its_name(make_client):
+    """The pytest plugin names sessions per run: a test's seed must not depend on the name."""
     client = make_client()
-    ids = []
-    for _ in range(2):
-        client.delete("/__mock/sessions/s")
-        assert client.post("/__mock/sessions", json={"name": "s", "seed": 3}).status_code == 201
-        proposal = client.post(
-            "/limits/account/0001-123456/limit_update_request",
-            json={"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}},
-            headers=session("s"),
-        )
-        ids.append(proposal.json()["limit_update_request_id"])
-    assert ids[0] == ids[1]
+    assert client.post("/__mock/sessions", json={"name": "run-1", "seed": 3}).status_code == 201
+    assert client.post("/__mock/reset", json={"seed": 3}, headers=session("run-2")).status_code == 200
+    assert client.post("/__mock/reset", json={"seed": 4}, headers=session("other")).status_code == 200
+    assert first_id(client, "run-1") == first_id(client, "run-2") != first_id(client, "other")
+    seeded_server = make_client(seed=3)  # --seed mixes the session's name in: sessions differ
+    assert first_id(seeded_server, "run-1") != first_id(seeded_server, "run-2")
 
 
 def test_a_session_name_the_server_does_not_hold_is_404_however_written(make_client):

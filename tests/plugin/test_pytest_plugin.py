@@ -192,6 +192,11 @@ def test_marked(pix_mock):
     event = pix_mock.client.post("/__mock/events", json=EVENT).json()["extraordinary_event_conciliation_key"]
     pix_mock.reset(seed=7)
     assert pix_mock.client.post("/__mock/events", json=EVENT).json()["extraordinary_event_conciliation_key"] == event
+    print("ID", event)
+
+@pytest.mark.mock_server(seed=7)
+def test_marked_again(pix_mock):  # another session, another name: the same ids
+    print("ID", pix_mock.client.post("/__mock/events", json=EVENT).json()["extraordinary_event_conciliation_key"])
 
 def test_unmarked_is_back_to_the_defaults(pix_mock):
     assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "default"
@@ -218,9 +223,11 @@ EVENT = {
 
 def test_the_marker_sets_scenario_clock_and_seed(project):
     project.makepyfile(test_marked=MARKED)
-    result = project.runpytest_subprocess("-p", "no:randomly")
-    result.assert_outcomes(passed=2, errors=1)
+    result = project.runpytest_subprocess("-s")
+    result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(["*takes scenario, clock and seed, not ?'scenarios'?*"])
+    ids = re.findall(r"ID ([0-9a-f-]{36})", result.stdout.str())
+    assert len(ids) == 2 and ids[0] == ids[1]
 
 
 FAILING = f"""
