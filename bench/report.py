@@ -31,6 +31,7 @@ class RunInfo:
     """How the run was made, for the report's header."""
 
     command: str
+    revision: str  # what git_revision said when the run began
     load: Load
     anchors: bool
     nice: int
@@ -117,7 +118,7 @@ def header(info: RunInfo) -> list[str]:
     anchor_warmup = f" ({load.anchor_warmup:g} s for Prism and WireMock)" if info.anchors else ""
     return [
         "# Benchmarks\n",
-        f"Made by `{info.command}` on {time.strftime('%Y-%m-%d %H:%M %Z')} at commit {git_revision(info.tree)}, "
+        f"Made by `{info.command}` on {time.strftime('%Y-%m-%d %H:%M %Z')} at commit {info.revision}, "
         f"in {info.elapsed_s / 60:.1f} min.  ",
         f"Machine: {machine()}.  ",
         f"Load: wrk over loopback, 1 thread, {load.connections} connections, {load.duration:g} s per row after a "

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench.cluster_bench import bench_cluster
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
-from bench.report import Results, RunInfo, render
+from bench.report import Results, RunInfo, git_revision, render
 from bench.sections import Load, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
@@ -136,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not CAN_PIN:
         log("fewer than 2 cores or no taskset: servers and wrk are NOT pinned")
     results = Results()
+    revision = git_revision(args.tree.resolve())  # now: the tree may move while a long run goes on
     with Harness(ensure_wrk(), nice=args.nice, tree=args.tree.resolve()) as harness:
 
         def on_signal(signum: int, _frame: object) -> None:
@@ -159,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = sorted(int(s) for s in args.scale.split(",") if s.strip())
             for syntax in [s.strip() for s in args.scale_syntax.split(",") if s.strip()]:
                 results.scale += bench_scale(harness, sizes, syntax, load, deadline, args.time_budget)
-    info = RunInfo(command, load, args.anchors, args.nice, harness.pin, harness.tree, time.monotonic() - started)
+    elapsed = time.monotonic() - started
+    info = RunInfo(command, revision, load, args.anchors, args.nice, harness.pin, harness.tree, elapsed)
     args.output.write_text(render(results, info), encoding="utf-8")
     log(f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     return 0

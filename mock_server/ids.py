@@ -33,6 +33,6 @@ class IdSource:
 
     def new_uuid(self) -> str:
         """A version-4 UUID from the session's generator: the bits `uuid.UUID(int=..., version=4)` would set,
-        written out directly (the UUID object cost more than half of an id's 5 us)."""
+        written out directly (building the UUID object was most of an id's cost)."""
         digits = "%032x" % ((self._random.getrandbits(128) & _VERSION_MASK) | _VERSION_BITS)
         return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"

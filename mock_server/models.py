@@ -40,7 +40,8 @@ PROPOSAL_STATUS_FIELD = {ACCOUNT_TARGET: "limit_update_request_status", RECIPIEN
 class LimitWindow(NamedTuple):
     """One time-of-day window: from `start_time` (HH:MM:SS plus offset) the cap is `amount` cents.
 
-    A NamedTuple, not a frozen dataclass: a limit change builds several per request, three times faster."""
+    A NamedTuple, not a frozen dataclass: a limit change builds several per request, and tuples are built
+    several times faster."""
 
     start_time: str
     amount: int

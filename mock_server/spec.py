@@ -361,7 +361,7 @@ def _compile(spec: Spec) -> None:
             )
 
 
-# libyaml when present: the same safe semantics, many times faster (the pure-Python reader took about half
+# libyaml when present: the same safe semantics, many times faster (the pure-Python reader was a large share
 # of the start-up, reading the two specs).
 FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

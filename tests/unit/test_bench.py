@@ -33,7 +33,16 @@ def test_the_wrk_summary_line_is_read_in_ms_and_req_per_s() -> None:
 
 
 def report(servers: list[ServerRow], scale: list[ScaleRow] | None = None) -> str:
-    info = RunInfo("make bench", Load(), anchors=False, nice=0, pinned=True, tree=Path("/elsewhere"), elapsed_s=60)
+    info = RunInfo(
+        "make bench",
+        "the tree in /elsewhere",
+        Load(),
+        anchors=False,
+        nice=0,
+        pinned=True,
+        tree=Path("/elsewhere"),
+        elapsed_s=60,
+    )
     results = Results(
         servers=servers,
         startup=Startup([0.3, 0.4, 0.35], [50.0, 52.0, 51.0]),
