@@ -9,10 +9,13 @@ Bounds (issue 16), each a problem with its place rather than a crash or an exhau
 - a lone UTF-16 surrogate (`"\\ud800"`): JSON cannot carry it back, every answer naming it would fail.
 
 The text is read one of three ways, all with the same verdicts:
-- JSON syntax (the file starts with `{`): the json module, about ten times faster than any YAML reader;
-- otherwise libyaml, screened event by event before anything is composed (`_screen`), then composed and
-  constructed by PyYAML's safe loader with what JSON cannot hold kept as written.
-Marks (line, column) always come from libyaml's composer, only when there is a problem to place.
+- JSON syntax (the file starts with `{`): the json module;
+- plain YAML (`_read_fast_yaml`): rapidyaml parses it and writes it as JSON, which the json module reads with
+  PyYAML's own number rules applied to each number as written; any text it cannot vouch for goes on to
+- libyaml, screened event by event before anything is composed (`_screen`), then composed and constructed by
+  PyYAML's safe loader with what JSON cannot hold kept as written: the reference every other way must equal.
+Marks (line, column) come from libyaml's composer (or, for JSON syntax, a tokenizer that places every value
+where it does), only when there is a problem to place.
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, ClassVar
 
+import jsonschema_rs
+import ryml  # type: ignore[import-untyped]
 import yaml
 
 from .body import _json_fraction, _reject_constant
@@ -381,6 +387,90 @@ def _read_yaml(text: str) -> Document:
     return Document(text, _plain(data), duplicates, marks)
 
 
+# What rapidyaml and libyaml may read differently, or what only the reference reader handles (tags, anchors,
+# aliases, merge keys, directives, documents, escapes, block scalars, complex keys, tabs, YAML 1.1's extra line
+# breaks, a byte-order mark; `-.5`, which rapidyaml writes as -0.5 where PyYAML reads text): text holding any
+# of it is read by libyaml. Each is a plain substring search.
+_REFERENCE_ONLY = (
+    "!", "&", "*", "%", "<<", "\\", "|", ">", "?", "\t", "\x85", "\u2028", "\u2029", "\ufeff", "-.", "+.",
+    "\n:", " :", "{:", "[:", ",:",  # an empty key, which rapidyaml takes and libyaml refuses
+    "#",  # a comment inside a flow collection, which libyaml refuses
+    "@", "`",  # reserved indicators, which libyaml refuses
+)  # fmt: skip
+_DOCUMENT_MARKERS = ("---", "...")
+_PYYAML_FLOAT = re.compile(
+    next(rx.pattern for tag, rx in yaml.resolver.Resolver.yaml_implicit_resolvers["."] if tag == f"{_YAML}float"),
+    re.X,
+)
+# Text that PyYAML would read as something else were it written plain (`yes` is true, `017` is 15, `~` null):
+# rapidyaml writes those plain scalars as JSON strings, the same as quoted ones, so a string of this form may
+# have been plain (rapidyaml also writes `.Inf` as ".inf"). Only the reference can tell: libyaml reads it.
+_MAYBE_PLAIN = (
+    r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL"
+    r"|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+    r"|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|<<|=)$"
+)
+_UNAMBIGUOUS = jsonschema_rs.Draft202012Validator(
+    {
+        "not": {"type": "string", "pattern": _MAYBE_PLAIN},
+        "items": {"$ref": "#"},
+        "additionalProperties": {"$ref": "#"},
+        "propertyNames": {"not": {"pattern": _MAYBE_PLAIN}},  # rapidyaml writes `.Inf:` as ".inf" too
+    }
+)
+
+
+def _yaml_float(text: str) -> float | str:
+    """A number rapidyaml wrote as it stood in the YAML, read by PyYAML's rule: `1.5e+3` is a float, `1.5e3`
+    text; a float too big to be finite stays text, as the reference keeps it."""
+    if not _PYYAML_FLOAT.match(text):
+        return text
+    value = float(text.replace("_", ""))
+    return value if math.isfinite(value) else text
+
+
+_FROM_RYML = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_yaml_float, object_pairs_hook=_unique)
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """rapidyaml prints its own errors (`max depth exceeded`) to file descriptor 2 before raising."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _read_fast_yaml(text: str) -> Document | None:
+    """The data rapidyaml reads, when it is surely what the reference reader would give; else None."""
+    if any(mark in text for mark in _REFERENCE_ONLY):
+        return None
+    if (
+        text.lstrip().startswith(("]", "}"))
+        or text.startswith((*_DOCUMENT_MARKERS, ":"))
+        or any(f"\n{mark}" in text for mark in _DOCUMENT_MARKERS)
+    ):
+        return None
+    try:
+        with _quiet_stderr():
+            tree = ryml.parse_in_arena(text.encode("utf-8"))
+            written = ryml.emit_json_malloc(tree, tree.root_id())
+        del tree
+        if written is None:
+            return None
+        data = _FROM_RYML.decode(written)
+    except (ValueError, RecursionError, _DuplicateKey, RuntimeError, ryml.ExceptionBasic):
+        return None
+    if not _UNAMBIGUOUS.is_valid(data):
+        return None
+    return Document(text, data)
+
+
 def read(text: str) -> Document:
     """The document's data and what reading found wrong with it, or Unreadable."""
     document = None
@@ -389,6 +479,6 @@ def read(text: str) -> Document:
         with contextlib.suppress(ValueError, RecursionError, _DuplicateKey):
             document = Document(text, _JSON.decode(text), json=True)
     if document is None:
-        document = _read_yaml(text)
+        document = _read_fast_yaml(text) or _read_yaml(text)
     document.problems += _surrogates(document)
     return document
