@@ -1,6 +1,7 @@
 """A stateful mock of the Extraordinary Amortization Query and PIX Limits Interface, for contract testing.
 
-Code map. A request goes: uvicorn (cli.py) -> the route table (app.py: one Route per spec path) ->
+Code map. A request goes: uvicorn (cli.py; connection.py bounds each connection's time and head size) -> the
+route table (app.py: one Route per spec path) ->
 pipeline.OperationRunner, whose named steps authorize, open the session, answer an injected fault, read the
 body (body.py), validate it against the spec (spec.py), call the operation's handler (routes.py for the
 public API, admin.py for /__mock) and respond (encoding.py renders, journal.py records).
@@ -10,6 +11,8 @@ Who owns what:
 - sessions.py: the one owner of state (a Session has a Store, Journal, Faults, Clock and ids).
 - store.py: one session's records over its scenario's read-only seed (copy on write).
 - scenarios.py: scenario files -> seeds, every problem located as FILE:LINE:COLUMN.
+- bounds.py: what a session may hold and how long a connection may take (the --max-*, --journal and
+  --*-timeout options); auth.py: the admin token rule; export.py: the state export, off the event loop.
 - Pure rules, free of HTTP, state and YAML (tests/unit/test_architecture.py keeps them so): models.py (records
   and status words), limits.py (windows), events.py (the event state machine and its checks), documents.py
   (CPF/CNPJ), clock.py (instants), shapes.py (records <-> JSON shapes), errors.py (one exception per code).

@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import yaml
-
 from . import assertions, pages, session_admin
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
-from .errors import Detail, InvalidRequest, LimitNotFound
+from .errors import Detail, InvalidRequest, JournalOff, LimitNotFound
 from .events import cross_check_event, to_money
+from .export import export_state
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE
 from .pipeline import Call, Handler, Reply
@@ -25,7 +24,6 @@ from .shapes import (
     account_to_scenario,
     event_from_scenario,
     event_to_public,
-    event_to_scenario,
     uuid_text,
     window_to_json,
 )
@@ -65,15 +63,6 @@ def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail
     return problems
 
 
-def state_of(session: Session) -> dict[str, Any]:
-    """The session's state as a scenario file: description, events, accounts (with the proposals made)."""
-    return {
-        "description": session.scenario.description,
-        "events": [event_to_scenario(e) for e in session.store.all_events()],
-        "accounts": [account_to_scenario(a) for a in session.store.all_accounts()],
-    }
-
-
 def health(call: Call) -> Reply:
     # The scenario the named session runs on, or would start from: health never makes a session.
     return Reply(200, {"status": "ok", "scenario": call.server.sessions.scenario_of(call.session_name).name})
@@ -100,12 +89,11 @@ def list_scenarios(call: Call) -> Reply:
     )
 
 
-def get_state(call: Call) -> Reply:
-    state = state_of(call.session)
+async def get_state(call: Call) -> Reply:
+    """Made off the event loop (export.py): a big session's YAML takes seconds."""
     if call.query.get("format") == "yaml":
-        # ASCII with escapes: PyYAML writes NEL (U+0085) and U+2028/9 raw, and reads them back as line breaks.
-        return Reply(200, text=yaml.safe_dump(state, sort_keys=False, allow_unicode=False), media_type=YAML)
-    return Reply(200, state)
+        return Reply(200, text=await export_state(call.session, as_yaml=True), media_type=YAML)
+    return Reply(200, await export_state(call.session, as_yaml=False))
 
 
 def create_event(call: Call) -> Reply:
@@ -164,6 +152,8 @@ def evaluate_limit(call: Call) -> Reply:
 
 
 def list_requests(call: Call) -> Reply:
+    if not call.session.journal.enabled:
+        raise JournalOff("The server keeps no journal (mock-server --journal off).")
     query = call.query
     since = _parsed(parse_instant, query, "since") if "since" in query else None
     status = int(query["status"]) if "status" in query else None

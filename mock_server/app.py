@@ -81,7 +81,12 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     finally:
         gc.enable()
     sessions = Sessions(
-        scenarios, settings.scenario, seed=settings.seed, clock_start=settings.clock, max_sessions=settings.max_sessions
+        scenarios,
+        settings.scenario,
+        seed=settings.seed,
+        clock_start=settings.clock,
+        max_sessions=settings.max_sessions,
+        bounds=settings.bounds,
     )
     server = ServerContext(
         specs,

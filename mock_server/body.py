@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -10,7 +11,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from .errors import MalformedJson, PayloadTooLarge, UnsupportedMediaType
+from .errors import MalformedJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType
 
 MAX_BODY_BYTES = 1024 * 1024
 # A `\uD800`-`\uDFFF` escape: only then can the parsed text hold a lone surrogate, which is valid JSON
@@ -82,17 +83,25 @@ def is_json_media_type(content_type: str) -> bool:
     return True
 
 
-async def read_bytes(request: Request, declared: str | None) -> bytes:
-    """The raw body, refusing more than MAX_BODY_BYTES without reading it all (`declared`: its Content-Length)."""
+async def read_bytes(request: Request, declared: str | None, timeout: float | None = None) -> bytes:
+    """The raw body, refusing more than MAX_BODY_BYTES without reading it all (`declared`: its Content-Length),
+    and a body that has not arrived whole within `timeout` seconds (408: a stalled upload holds nothing)."""
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
     chunks = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+                chunks.append(chunk)
+    except TimeoutError:
+        # The rest of the body may still come: the connection cannot be reused.
+        raise RequestTimeout(
+            f"The body did not arrive within {timeout:g} s ({size} bytes came).", headers={"Connection": "close"}
+        ) from None
     return b"".join(chunks)
 
 

@@ -22,7 +22,9 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from . import probe
+from .bounds import Bounds, ConnectionLimits, parse_size
 from .clock import parse_instant
+from .connection import protocol_class
 from .coverage import Coverage, markdown
 from .errors import ScenarioNotFound
 from .scenarios import ScenarioError, ScenarioLoader
@@ -62,6 +64,83 @@ def _at_least_one(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
     return number
+
+
+def _size(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count(value: str) -> int:
+    if not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 0")
+    return int(value)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 10**6:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds > 0")
+    return seconds
+
+
+def _bound_options(parser: argparse.ArgumentParser) -> None:
+    """Memory caps and connection limits: what a long load run or a hostile client may cost."""
+    bounds, limits, settings = Bounds(), ConnectionLimits(), Settings()
+    group = parser.add_argument_group("bounds (memory per session, connections)")
+    group.add_argument(
+        "--journal",
+        type=_size,
+        default=_env("journal", str(bounds.journal_bytes)),
+        metavar="SIZE|off",
+        help="bytes of request journal per session, e.g. 4MiB (default 4MiB); off: no journal (load runs)",
+    )
+    group.add_argument(
+        "--journal-total",
+        type=_size,
+        default=_env("journal_total", str(bounds.journal_total_bytes)),
+        metavar="SIZE",
+        help="bytes of journal over every session together (default 256MiB); the oldest entries go first",
+    )
+    for name, value, what in (
+        ("accounts", bounds.max_accounts, "accounts a session may register"),
+        ("events", bounds.max_events, "events a session may create"),
+        ("recipients", bounds.max_recipients, "recipients a session may add"),
+        ("faults", bounds.max_faults, "faults a session may hold armed"),
+    ):
+        group.add_argument(
+            f"--max-{name}",
+            type=_count,
+            default=_env(f"max_{name}", str(value)),
+            metavar="N",
+            help=f"{what} (default %(default)s; beyond: 409 capacity_exceeded)",
+        )
+    timeouts: tuple[tuple[str, float, str], ...] = (
+        ("idle", limits.idle_timeout, "a connection that sends nothing is closed after"),
+        ("header", limits.header_timeout, "a request line and headers must arrive within"),
+        ("body", limits.body_timeout, "a request body must arrive within (else 408)"),
+        ("shutdown", settings.shutdown_timeout, "on SIGTERM, requests in flight get"),
+    )
+    for name, seconds, what in timeouts:
+        group.add_argument(
+            f"--{name}-timeout",
+            type=_seconds,
+            default=_env(f"{name}_timeout", str(seconds)),
+            metavar="SECONDS",
+            help=f"{what} this long (default %(default)s)",
+        )
+    group.add_argument(
+        "--max-header-bytes",
+        type=_size,
+        default=_env("max_header_bytes", str(limits.max_header_bytes)),
+        metavar="SIZE",
+        help="request line and headers together (default 64k; beyond: 431 headers_too_large)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -142,6 +221,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
     )
+    _bound_options(parser)
     return parser
 
 
@@ -160,6 +240,21 @@ def settings_from(args: argparse.Namespace) -> Settings:
         access_log=args.log_level in ("info", "debug"),
         validate_responses=args.validate_responses,
         coverage_report=args.coverage_report,
+        bounds=Bounds(
+            max_accounts=args.max_accounts,
+            max_events=args.max_events,
+            max_recipients=args.max_recipients,
+            max_faults=args.max_faults,
+            journal_bytes=args.journal,
+            journal_total_bytes=args.journal_total,
+        ),
+        connection=ConnectionLimits(
+            idle_timeout=args.idle_timeout,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+            max_header_bytes=args.max_header_bytes,
+        ),
+        shutdown_timeout=args.shutdown_timeout,
     )
 
 
@@ -228,6 +323,10 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         date_header=False,
         lifespan="off",
         log_config=_log_config(),
+        # connection.py: uvicorn's httptools protocol plus the deadlines and head-size limit it lacks.
+        http=protocol_class(settings.connection),
+        timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
+        timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]
     )
 
 
@@ -280,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     if args.log_level not in LOG_LEVELS:  # argparse checks `choices` of flags only, not of MOCK_SERVER_LOG_LEVEL
         parser.error(f"argument --log-level: invalid choice: {args.log_level!r} (choose from {', '.join(LOG_LEVELS)})")
+    if args.admin_token is not None and not args.admin_token.strip():
+        # An empty token would make `Authorization: Bearer` with nothing after it the password.
+        parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
     if args.command == "check":
         return check(args.fixtures)
     return serve(settings_from(args))

@@ -6,6 +6,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+# An error echoes what the client sent (a value, an unknown key): each text is cut at this many characters, so
+# an error body stays small however big the request (0.9 MB of unknown keys once gave a 3.4 MB error body).
+MAX_ECHO_CHARS = 300
+# ... and the details stop once their texts pass this many characters, with one last detail saying how many
+# more there were: an error body stays under about 40 kB.
+MAX_DETAILS_CHARS = 32 * 1024
+# The message is the server's own sentence (it may still quote a value, such as an unknown scenario's name):
+# it gets more room, as it can list what a response validation found.
+MAX_MESSAGE_CHARS = 4000
+
+
+def bounded_text(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """`text`, or its first `limit` characters and how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 # Where a problem is: the keys and list indexes from the top of the value, `()` for the value itself.
 FieldPath = tuple[str | int, ...]
 
@@ -55,9 +73,19 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
     def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        body: dict[str, Any] = {"code": self.code, "message": bounded_text(self.message, MAX_MESSAGE_CHARS)}
         if self.details:
-            body["details"] = [{"field": d.field, "message": d.message} for d in self.details]
+            details: list[dict[str, str]] = []
+            used = 0
+            for index, detail in enumerate(self.details):
+                field, message = bounded_text(detail.field), bounded_text(detail.message)
+                used += len(field) + len(message)
+                if used > MAX_DETAILS_CHARS:
+                    left = len(self.details) - index
+                    details.append({"field": "", "message": f"{left} more problems not listed (the body is cut)"})
+                    break
+                details.append({"field": field, "message": message})
+            body["details"] = details
         return body
 
 
@@ -167,3 +195,26 @@ class SessionAlreadyExists(ApiError):
 
 class TooManySessions(ApiError):
     status, code = 503, "too_many_sessions"
+
+
+# --- refused by the connection or the server's bounds (connection.py, bounds.py) -----------------
+
+
+class MalformedHttp(ApiError):
+    status, code = 400, "malformed_http"
+
+
+class RequestTimeout(ApiError):
+    status, code = 408, "request_timeout"
+
+
+class HeadersTooLarge(ApiError):
+    status, code = 431, "headers_too_large"
+
+
+class CapacityExceeded(ApiError):
+    status, code = 409, "capacity_exceeded"
+
+
+class JournalOff(ApiError):
+    status, code = 409, "journal_off"

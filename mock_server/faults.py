@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .bounds import MAX_FAULTS, check_room
+from .encoding import encode_json
+from .errors import CapacityExceeded
+
+MAX_FAULT_BODY_BYTES = 1024 * 1024  # their bodies together, per session (one request body's worth)
+
 
 @dataclass(slots=True)
 class Fault:
@@ -32,11 +38,19 @@ class Fault:
 
 
 class Faults:
-    def __init__(self) -> None:
+    def __init__(self, max_faults: int = MAX_FAULTS) -> None:
         self._faults: list[Fault] = []
         self._count = 0
+        self.max_faults = max_faults
 
     def add(self, operation_id: str, status: int | None, body: Any, delay_ms: int, times: int | None) -> Fault:
+        check_room(len(self._faults), self.max_faults, "armed faults", "--max-faults")
+        if body is not None:
+            held = sum(len(encode_json(f.body)) for f in self._faults if f.body is not None)
+            if held + len(encode_json(body)) > MAX_FAULT_BODY_BYTES:
+                raise CapacityExceeded(
+                    f"The session's armed faults would carry over {MAX_FAULT_BODY_BYTES} bytes of bodies; clear some."
+                )
         self._count += 1
         fault = Fault(f"fault-{self._count}", operation_id, status, body, delay_ms, times)
         self._faults.append(fault)

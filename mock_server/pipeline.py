@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import hmac
+import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from .auth import bearer_matches
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .coverage import Coverage
 from .encoding import encode_json, error_response, json_response
@@ -31,6 +32,8 @@ from .errors import (
     Detail,
     InvalidRequest,
     MethodNotAllowed,
+    NotFound,
+    RequestTimeout,
     ResponseValidationFailed,
     SessionEvicted,
     TooManySessions,
@@ -98,7 +101,8 @@ class Reply:
         return cls(error.status, error.body(), error.headers)
 
 
-Handler = Callable[[Call], Reply]
+# A handler answers at once, or (for work too slow for the event loop, such as the YAML export) awaits it.
+Handler = Callable[[Call], Reply | Awaitable[Reply]]
 
 
 class SessionUse(enum.Enum):
@@ -123,6 +127,11 @@ class Exchange:
     @property
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
+
+
+def _repeated(scope: Scope, name: bytes) -> bool:
+    """Whether the request carries the header `name` (lower case) more than once."""
+    return sum(1 for header, _ in scope["headers"] if header == name) > 1
 
 
 def _header_values(scope: Scope) -> dict[str, str]:
@@ -164,6 +173,9 @@ class OperationRunner:
             reply = await self._injected_fault(exchange) if self.public else None
             if reply is None:
                 reply = await self._handle(exchange)
+        except RequestTimeout as error:  # the connection's answer, not the operation's: never judged by the spec
+            reply = Reply.error(error)
+            reply.off_spec = True
         except ApiError as error:
             # The mock's own session errors (410, 503) are no part of the interface: never judged against it.
             reply = Reply.error(error)
@@ -183,8 +195,7 @@ class OperationRunner:
         token = self.server.settings.admin_token
         if self.public or token is None or not self.guarded:
             return
-        scheme, _, credential = exchange.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), token.encode()):
+        if not bearer_matches(exchange.headers.get("authorization"), token):
             raise Unauthorized(
                 "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
             )
@@ -234,7 +245,8 @@ class OperationRunner:
             exchange.request.scope,
             exchange.session_name,
         )
-        return self.handler(call)
+        reply = self.handler(call)
+        return await reply if inspect.isawaitable(reply) else reply
 
     def _respond(self, exchange: Exchange, reply: Reply) -> Response:
         """The response the client gets (checked against the spec when asked), journaled first."""
@@ -281,6 +293,11 @@ class OperationRunner:
         when both are given they must agree."""
         header = exchange.headers.get("x-mock-session")
         in_url: str | None = exchange.request.scope.get(SESSION_KEY)
+        if header is not None and _repeated(exchange.request.scope, b"x-mock-session"):
+            # Two names: taking either would act on a session the client may not mean.
+            raise InvalidRequest(
+                "The request is invalid.", [Detail(("X-Mock-Session",), "is sent more than once; send one session")]
+            )
         problems: list[Detail] = []
         if header is not None:
             problems += [d.within("X-Mock-Session") for d in self.server.session_check.problems(header)]
@@ -297,7 +314,8 @@ class OperationRunner:
         return header or in_url or DEFAULT_SESSION
 
     async def _read(self, exchange: Exchange) -> bytes:
-        return await read_bytes(exchange.request, exchange.headers.get("content-length"))
+        timeout = self.server.settings.connection.body_timeout
+        return await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
 
     def _validate(self, exchange: Exchange, body: Any) -> tuple[dict[str, str], dict[str, str], Any]:
         """Path, query, headers and body checked against the operation's own schemas: every problem at once."""
@@ -354,16 +372,28 @@ class OperationRunner:
 
 
 class PathEndpoint:
-    """The ASGI app of one spec path: dispatches on the method, and answers 405 with the spec's `Allow`."""
+    """The ASGI app of one spec path: dispatches on the method, and answers 405 with the spec's `Allow`.
+
+    HEAD is answered wherever GET is (RFC 9110 9.3.2: the GET's status and headers, no content; the server
+    leaves the content out), journaled as HEAD. `Allow` lists the spec's methods only, as the spec states them."""
 
     def __init__(self, runners: Mapping[str, OperationRunner]) -> None:
-        self.runners = dict(runners)
+        self.runners = dict(runners)  # the spec's methods
         self.allow = ", ".join(sorted(self.runners))
+        self._dispatch = dict(self.runners)
+        if "GET" in self.runners:
+            self._dispatch.setdefault("HEAD", self.runners["GET"])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        runner = self.runners.get(request.method)
-        if runner is None:
+        runner = self._dispatch.get(request.method)
+        raw_path = scope.get("raw_path") or b""
+        if b"%" in raw_path and b"%2f" in raw_path.lower():
+            # The route was matched on the decoded path, where this `/` split an id in two: no id holds one.
+            response = error_response(
+                NotFound(f"No such path: {request.url.path} (an id never holds an encoded slash, %2F).")
+            )
+        elif runner is None:
             error = MethodNotAllowed(
                 f"Method {request.method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
             )

@@ -8,11 +8,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from .bounds import Bounds
 from .clock import Clock
 from .errors import ScenarioNotFound, SessionEvicted, TooManySessions
 from .faults import Faults
 from .ids import IdSource
-from .journal import Journal
+from .journal import Journal, JournalBudget
 from .models import Scenario
 from .store import Store
 
@@ -27,11 +28,20 @@ log = logging.getLogger("mock_server")
 class Session:
     """Everything one test run sees: its store over a scenario, its journal, faults, clock and ids."""
 
-    def __init__(self, name: str, scenario: Scenario, seed: int | None, clock_start: datetime | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        scenario: Scenario,
+        seed: int | None,
+        clock_start: datetime | None,
+        bounds: Bounds | None = None,
+        journal_budget: JournalBudget | None = None,
+    ) -> None:
+        bounds = bounds or Bounds()
         self.name = name
-        self.store = Store(scenario)
-        self.journal = Journal()
-        self.faults = Faults()
+        self.store = Store(scenario, bounds)
+        self.journal = Journal(bounds.journal_bytes, journal_budget)
+        self.faults = Faults(bounds.max_faults)
         self.clock = Clock(clock_start)
         self.ids = IdSource(seed, name)
         # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
@@ -83,6 +93,7 @@ class Sessions:
         seed: int | None = None,
         clock_start: datetime | None = None,
         max_sessions: int = MAX_SESSIONS,
+        bounds: Bounds | None = None,
     ) -> None:
         if default_scenario not in scenarios:
             raise ScenarioNotFound(f"No scenario named {default_scenario!r}.")
@@ -91,6 +102,9 @@ class Sessions:
         self.max_sessions = max_sessions
         self._seed = seed
         self._clock_start = clock_start
+        self.bounds = bounds or Bounds()
+        # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
+        self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
         self.evictions = 0
@@ -191,7 +205,14 @@ class Sessions:
                 f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
                 "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
             )
-        session = Session(name, self.scenarios[self.default_scenario], self._seed, self._clock_start)
+        session = Session(
+            name,
+            self.scenarios[self.default_scenario],
+            self._seed,
+            self._clock_start,
+            self.bounds,
+            self.journal_budget,
+        )
         session.explicit = explicit
         self._sessions[name] = session
         self._tombstones.pop(name, None)

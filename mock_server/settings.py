@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from .bounds import Bounds, ConnectionLimits
 from .resources import data_path
 
 
@@ -24,3 +25,6 @@ class Settings:
     access_log: bool = False
     validate_responses: bool = False
     coverage_report: Path | None = None  # written when the server stops: JSON for *.json, else Markdown
+    bounds: Bounds = field(default_factory=Bounds)  # what a session may hold, the journal's bytes
+    connection: ConnectionLimits = field(default_factory=ConnectionLimits)  # timeouts and head size
+    shutdown_timeout: float = 10.0  # SIGTERM: in-flight requests get this long, then are cancelled

@@ -7,6 +7,7 @@ what it changed (copy on write), so a new session or a reset costs nothing, what
 from __future__ import annotations
 
 import copy
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from decimal import Decimal
@@ -14,6 +15,7 @@ from typing import TypeVar
 
 from . import events as event_rules
 from . import limits as limit_rules
+from .bounds import Bounds, check_room
 from .clock import timestamp
 from .documents import canonical_document
 from .errors import (
@@ -46,17 +48,28 @@ from .shapes import uuid_text
 
 T = TypeVar("T")
 
-# Proposals kept per account: enough for any test to inspect, bounded for long fuzz runs.
+# Proposals kept per account, and per session (the oldest of any account goes first): enough for any test to
+# inspect, bounded for long fuzz and load runs.
 MAX_PROPOSALS_PER_ACCOUNT = 1000
+MAX_PROPOSALS_PER_SESSION = 10_000
 
 
 class Store:
-    """One session's events and accounts. `reset()` goes back to the seed."""
+    """One session's events and accounts. `reset()` goes back to the seed. What a session adds is capped by
+    `bounds` (409 `capacity_exceeded`); its seed does not count."""
 
-    def __init__(self, seed: Scenario) -> None:
+    def __init__(self, seed: Scenario, bounds: Bounds | None = None) -> None:
         self.seed = seed
+        self.bounds = bounds or Bounds()
         self._events: dict[str, Event] = {}
         self._accounts: dict[str, Account] = {}
+        self._created_events = 0
+        self._registered_accounts = 0
+        self._added_recipients = 0  # added minus removed, never below 0
+        # (account_id, proposal id) of the proposals this session made, oldest first, and the ids still kept
+        # (the per-account bound drops some first: the order skips them).
+        self._proposals: deque[tuple[str, str]] = deque()
+        self._proposal_ids: set[str] = set()
 
     def reset(self, seed: Scenario | None = None) -> None:
         """Back to the seed (or to another scenario's): forget every change."""
@@ -64,6 +77,9 @@ class Store:
             self.seed = seed
         self._events.clear()
         self._accounts.clear()
+        self._created_events = self._registered_accounts = self._added_recipients = 0
+        self._proposals.clear()
+        self._proposal_ids.clear()
 
     # --- events -------------------------------------------------------------------------------
 
@@ -85,7 +101,9 @@ class Store:
     def add_event(self, event: Event) -> Event:
         if self.find_event(event.key) is not None:
             raise EventAlreadyExists(f"Event {event.key} exists already.")
+        check_room(self._created_events, self.bounds.max_events, "events created", "--max-events")
         self._events[event.key] = event
+        self._created_events += 1
         return event
 
     def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
@@ -114,11 +132,26 @@ class Store:
     def all_accounts(self) -> Iterator[Account]:
         return _overlay(self.seed.accounts, self._accounts)
 
+    def snapshot(self) -> tuple[list[Event], list[Account]]:
+        """Every event and account as they are now, safe to read from another thread while the session changes.
+
+        Cheap: events are replaced on change, never changed, and the seed's records are never written; only
+        the session's own accounts change in place (their recipients and proposals), so only those are copied,
+        one level deep."""
+        events = list(self.all_events())
+        accounts = [
+            _account_copy(account) if self._accounts.get(account.account_id) is account else account
+            for account in self.all_accounts()
+        ]
+        return events, accounts
+
     def register_account(self, account_id: str, registration_date: str, limits: Limits, now: datetime) -> Account:
         if account_id in self._accounts or account_id in self.seed.accounts:
             raise AccountAlreadyRegistered(f"Account {account_id} is already registered.")
+        check_room(self._registered_accounts, self.bounds.max_accounts, "accounts registered", "--max-accounts")
         account = Account(account_id, registration_date, limits, event_date=timestamp(now))
         self._accounts[account_id] = account
+        self._registered_accounts += 1
         return account
 
     def request_limit_update(self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]) -> Proposal:
@@ -128,7 +161,7 @@ class Store:
         )
         if proposal.status == APPLIED:
             account.limits = limit_rules.apply_change(account.limits, pix)
-        _remember(account, proposal)
+        self._remember(account, proposal)
         return proposal
 
     def create_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
@@ -151,6 +184,7 @@ class Store:
             raise RecipientAlreadyInList(
                 f"Document {document_number} is already in the recipient list of account {account_id}."
             )
+        check_room(self._added_recipients, self.bounds.max_recipients, "recipients added", "--max-recipients")
         outcome = self.account(account_id).outcomes.recipient
         recipient = Recipient(
             recipient_id=new_id(),
@@ -162,12 +196,14 @@ class Store:
             event_date=timestamp(now),
         )
         self._recipient_list(self._writable_account(account_id)).add(recipient)
+        self._added_recipients += 1
         return recipient
 
     def remove_recipient(self, account_id: str, recipient_id: str) -> None:
         if recipient_id not in self._recipient_list(self.account(account_id)).recipients:
             raise RecipientNotFound(f"Recipient {recipient_id} is not in the recipient list of account {account_id}.")
         self._recipient_list(self._writable_account(account_id)).remove(recipient_id)
+        self._added_recipients = max(0, self._added_recipients - 1)
 
     def request_recipient_list_limit_update(
         self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]
@@ -186,8 +222,27 @@ class Store:
         # The list's proposal has no "applied" status of its own: it takes effect when approved.
         if proposal.analysis_status == AUTOMATICALLY_APPROVED:
             self._recipient_list(account).limits = limit_rules.apply_change(current, pix)
-        _remember(account, proposal)
+        self._remember(account, proposal)
         return proposal
+
+    def _remember(self, account: Account, proposal: Proposal) -> None:
+        """Keep the proposal: the last MAX_PROPOSALS_PER_ACCOUNT of the account, and the last
+        MAX_PROPOSALS_PER_SESSION the session made over every account (the oldest of any account goes first)."""
+        kept = account.limit_update_requests
+        kept.append(proposal)
+        self._proposals.append((account.account_id, proposal.limit_update_request_id))
+        self._proposal_ids.add(proposal.limit_update_request_id)
+        if len(kept) > MAX_PROPOSALS_PER_ACCOUNT:
+            self._proposal_ids.discard(kept.pop(0).limit_update_request_id)
+        while len(self._proposal_ids) > MAX_PROPOSALS_PER_SESSION:
+            account_id, proposal_id = self._proposals.popleft()
+            if proposal_id in self._proposal_ids:
+                self._proposal_ids.remove(proposal_id)
+                held = self._accounts[account_id].limit_update_requests
+                held[:] = [p for p in held if p.limit_update_request_id != proposal_id]
+        if len(self._proposals) > 2 * len(self._proposal_ids) + 1024:
+            # The order still names proposals the per-account bound dropped: keep only the live ones.
+            self._proposals = deque(p for p in self._proposals if p[1] in self._proposal_ids)
 
 
 def _proposal(
@@ -204,10 +259,14 @@ def _proposal(
     )
 
 
-def _remember(account: Account, proposal: Proposal) -> None:
-    account.limit_update_requests.append(proposal)
-    if len(account.limit_update_requests) > MAX_PROPOSALS_PER_ACCOUNT:
-        del account.limit_update_requests[0]
+def _account_copy(account: Account) -> Account:
+    """The account with its own containers copied: what the session changes in place (limits are replaced)."""
+    snapshot = copy.copy(account)
+    snapshot.limit_update_requests = list(account.limit_update_requests)
+    if account.recipient_list is not None:
+        snapshot.recipient_list = copy.copy(account.recipient_list)
+        snapshot.recipient_list.recipients = dict(account.recipient_list.recipients)
+    return snapshot
 
 
 def _overlay(seed: Mapping[str, T], own: Mapping[str, T]) -> Iterator[T]:

@@ -1,0 +1,141 @@
+"""Issue 16 item 3 and 7, the pure rules: sizes as written, the journal's byte bounds, the admin token's bytes."""
+
+from __future__ import annotations
+
+import gc
+from datetime import UTC, datetime
+
+import pytest
+
+from mock_server.auth import bearer_matches
+from mock_server.bounds import parse_size
+from mock_server.journal import ENTRY_OVERHEAD, JOURNAL_BODY_BYTES, JOURNAL_SIZE, Journal, JournalBudget
+
+AT = datetime(2026, 11, 21, 13, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("off", 0),
+        ("0", 0),
+        ("4096", 4096),
+        ("64k", 65536),
+        ("64KiB", 65536),
+        ("4M", 4 << 20),
+        ("4MB", 4 << 20),
+        ("1GiB", 1 << 30),
+    ],
+)
+def test_sizes_as_the_command_line_writes_them(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "-1", "4 TB", "1.5M", "lots"])
+def test_what_is_not_a_size(text):
+    with pytest.raises(ValueError, match="is not a size"):
+        parse_size(text)
+
+
+def _record(journal: Journal, request: bytes = b"{}", response: bytes = b"{}", path: str = "/p") -> None:
+    journal.record(AT, "POST", path, "registerAccountLimit", 201, request, True, response)
+
+
+def test_a_journal_keeps_the_last_1000_entries():
+    journal = Journal()
+    for _ in range(JOURNAL_SIZE + 5):
+        _record(journal)
+    assert len(journal) == JOURNAL_SIZE
+
+
+def test_a_journal_is_bounded_in_bytes_and_drops_its_oldest_first():
+    journal = Journal(max_bytes=10 * 1024)
+    for index in range(100):
+        _record(journal, request=b'{"i": %d, "pad": "%s"}' % (index, b"x" * 1000))
+    assert journal.size_bytes <= 10 * 1024
+    kept = journal.entries()
+    assert 0 < len(kept) < 100
+    assert kept[-1]["request_body"]["i"] == 99  # the newest stay
+
+
+def test_a_body_over_the_kept_size_reads_back_as_text_with_the_marker():
+    journal = Journal()
+    big = b'{"a": "' + b"x" * (2 * JOURNAL_BODY_BYTES) + b'"}'
+    _record(journal, request=big, response=b'{"code": "invalid_request"}')
+    (entry,) = journal.entries()
+    assert entry["request_body"].startswith('{"a": "xxx')
+    assert entry["request_body"].endswith(f"[truncated: {len(big)} bytes in all]")
+    assert len(entry["request_body"]) < JOURNAL_BODY_BYTES + 100
+    assert entry["response_body"] == {"code": "invalid_request"}
+    assert entry["truncated"] == ["request_body"]
+    assert journal.size_bytes <= ENTRY_OVERHEAD + len("/p") + JOURNAL_BODY_BYTES + 100
+
+
+def test_an_entry_without_a_cut_body_says_nothing_of_truncation():
+    journal = Journal()
+    _record(journal)
+    assert "truncated" not in journal.entries()[0]
+
+
+def test_the_journal_off_records_nothing():
+    journal = Journal(max_bytes=0)
+    _record(journal)
+    assert not journal.enabled
+    assert journal.entries() == []
+
+
+def test_the_overall_bound_drops_the_oldest_entries_of_any_session():
+    budget = JournalBudget(total=50 * 1024)
+    first, second = Journal(1024 * 1024, budget), Journal(1024 * 1024, budget)
+    pad = b"x" * 1000
+    for index in range(40):
+        _record(first, request=b'{"i": %d, "p": "%s"}' % (index, pad))
+    for index in range(40):
+        _record(second, request=b'{"i": %d, "p": "%s"}' % (index, pad))
+    assert budget.used <= 50 * 1024
+    assert budget.used == first.size_bytes + second.size_bytes
+    assert len(second) > len(first)  # the first session's entries were the oldest
+    assert second.entries()[-1]["request_body"]["i"] == 39
+
+
+def test_a_dropped_journal_gives_its_bytes_back_to_the_overall_bound():
+    budget = JournalBudget(total=1024 * 1024)
+    journal = Journal(1024 * 1024, budget)
+    for _ in range(10):
+        _record(journal, request=b"x" * 1000)
+    assert budget.used > 10_000
+    del journal
+    gc.collect()
+    assert budget.used == 0
+
+
+def test_the_overall_order_does_not_grow_with_entries_the_journals_dropped_themselves():
+    budget = JournalBudget(total=1024 * 1024 * 1024)
+    journal = Journal(4 * 1024, budget)
+    for _ in range(20_000):
+        _record(journal)
+    assert len(budget._order) <= 2 * len(journal) + 1024
+
+
+@pytest.mark.parametrize(
+    ("header", "token", "matches"),
+    [
+        ("Bearer s3cret", "s3cret", True),
+        ("bearer   s3cret  ", "s3cret", True),
+        ("Bearer s3cret", "other", False),
+        ("Basic s3cret", "s3cret", False),
+        ("Bearer", "s3cret", False),
+        ("Bearer ", "s3cret", False),
+        (None, "s3cret", False),
+        # what the server sees of a UTF-8 client: one latin-1 char per byte
+        ("Bearer " + "sésamo".encode().decode("latin-1"), "sésamo", True),
+        ("Bearer sésamo", "sésamo", False),  # latin-1 bytes are not the token's UTF-8
+    ],
+)
+def test_the_bearer_token_is_compared_as_utf8_bytes(header, token, matches):
+    assert bearer_matches(header, token) is matches
+
+
+def test_an_empty_token_never_matches():
+    assert not bearer_matches("Bearer ", "")
+    assert not bearer_matches("Bearer", "  ")
