@@ -30,6 +30,19 @@ class Clock:
     def reset(self) -> None:
         self.frozen_at = self._start
 
+    def advance(self, seconds: float) -> datetime:
+        """Move a frozen clock forward. ValueError when it is not frozen or would leave SPAN."""
+        if self.frozen_at is None:
+            raise ValueError("the clock is not frozen: it runs at real time")
+        try:
+            later = self.frozen_at + timedelta(seconds=seconds)
+        except OverflowError:
+            later = None
+        if later is None or later > LATEST:
+            raise ValueError(f"{seconds} seconds would take the clock past the instants this mock holds ({SPAN})")
+        self.frozen_at = later
+        return later
+
 
 @lru_cache(maxsize=4)  # a request writes the same instant up to three times (journal, event_date, ...)
 def timestamp(at: datetime) -> str:

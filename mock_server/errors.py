@@ -218,3 +218,5 @@ class CapacityExceeded(ApiError):
 
 class JournalOff(ApiError):
     status, code = 409, "journal_off"
+class ClockNotFrozen(ApiError):
+    status, code = 409, "clock_not_frozen"

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from .models import Account, Event
+from .schedules import plan_to_json
 from .sessions import Session
 from .shapes import account_to_scenario, event_to_scenario
 
@@ -55,18 +56,29 @@ class _Text:
         return "".join(self._parts)
 
 
-def state_document(description: str, events: list[Event], accounts: list[Account]) -> dict[str, Any]:
-    """A session's state as a scenario file: description, events, accounts (with the proposals made)."""
-    return {
+def state_document(
+    description: str, events: list[Event], accounts: list[Account], schedules: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A session's state as a scenario file: description, events, accounts (with the proposals made), and the
+    schedules still pending, when there are any."""
+    document: dict[str, Any] = {
         "description": description,
         "events": [event_to_scenario(e) for e in events],
         "accounts": [account_to_scenario(a) for a in accounts],
     }
+    if schedules:
+        document["schedules"] = schedules
+    return document
+
+
+def pending_schedules(session: Session) -> list[dict[str, Any]]:
+    """The pending schedules as a scenario file writes them, with the lookups still to come."""
+    return [plan_to_json(s.remaining()) for s in session.schedules.pending()]
 
 
 def state_of(session: Session) -> dict[str, Any]:
     """The session's state as a scenario document, made here and now (for small states and tests)."""
-    return state_document(session.scenario.description, *session.store.snapshot())
+    return state_document(session.scenario.description, *session.store.snapshot(), pending_schedules(session))
 
 
 def yaml_text(document: dict[str, Any], cancelled: threading.Event | None = None) -> str:
@@ -88,10 +100,11 @@ async def export_state(session: Session, as_yaml: bool) -> Any:
     """The session's state (a document, or its YAML text), written off the event loop."""
     description = session.scenario.description
     events, accounts = session.store.snapshot()
+    schedules = pending_schedules(session)
     cancelled = threading.Event()
 
     def work() -> Any:
-        document = state_document(description, events, accounts)
+        document = state_document(description, events, accounts, schedules)
         return yaml_text(document, cancelled) if as_yaml else document
 
     try:

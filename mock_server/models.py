@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -152,6 +152,18 @@ class Account:
     limit_update_requests: list[Proposal] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class ScheduledTransition:
+    """A transition a test asked for ahead of time: `action` on the event `key` after `after_lookups` lookups
+    of it, or once the session clock reaches `at` (exactly one of the two)."""
+
+    key: str
+    action: str  # pay | cancel
+    amount: Decimal | None = None  # pay only; None: the open balance when it applies
+    after_lookups: int | None = None
+    at: datetime | None = None
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A validated scenario: the seed sessions start from, never written (sessions keep their own changes).
@@ -162,3 +174,4 @@ class Scenario:
     description: str
     events: Mapping[str, Event] = field(default_factory=dict)
     accounts: dict[str, Account] = field(default_factory=dict)
+    schedules: tuple[ScheduledTransition, ...] = ()

@@ -209,6 +209,7 @@ class OperationRunner:
             return
         exchange.session = self.server.sessions.acquire(name, explicit=self.session_use is SessionUse.CREATE)
         exchange.received_at = exchange.session.clock.now()
+        exchange.session.apply_due(exchange.received_at)  # scheduled transitions whose instant has come
 
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
         """The reply of an armed fault (after its delay), or None to go on. Answered before any validation

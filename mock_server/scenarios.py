@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +17,10 @@ from typing import Any
 from .documents import canonical_document
 from .errors import Detail, FieldPath, field_path
 from .events import cross_check_event
-from .models import Scenario
+from .models import PENDING, Scenario
 from .scenario_stream import read_lean
 from .scenario_text import Located, Unreadable, read
+from .schedules import plan_from_json, plan_problems
 from .seed import SeedEvents
 from .shapes import account_from_scenario, event_from_scenario, uuid_text
 from .spec import SchemaCheck, Specs
@@ -111,9 +112,30 @@ def event_problems(events: Iterable[tuple[int, dict[str, Any]]]) -> list[Detail]
     return [d.within("events", index) for index, event in events for d in cross_check_event(event)]
 
 
+def schedule_problems(data: dict[str, Any], faulty: Container[int] = ()) -> list[Detail]:
+    """What the schema cannot say about each well-formed schedule (those not in `faulty`): one trigger, an
+    amount only to pay, and an event of this scenario that is still pending."""
+    statuses = {
+        uuid_text(key): e.get("status", PENDING)
+        for _, e in _dicts(data.get("events"))
+        if isinstance(key := e.get("extraordinary_event_conciliation_key"), str)
+    }
+    problems: list[Detail] = []
+    for index, schedule in _dicts(data.get("schedules")):
+        if index in faulty:
+            continue
+        problems += [d.within("schedules", index) for d in plan_problems(schedule)]
+        key = uuid_text(schedule["key"])
+        if key not in statuses:
+            problems.append(Detail(("schedules", index, "key"), f"no event {key} in this scenario"))
+        elif statuses[key] != PENDING:
+            problems.append(Detail(("schedules", index, "key"), f"event {key} is {statuses[key]}: it cannot change"))
+    return problems
+
+
 def cross_check_scenario(data: dict[str, Any]) -> list[Detail]:
     """What the schema cannot say about a schema-valid scenario."""
-    return event_problems(enumerate(data.get("events", []))) + uniqueness_problems(data)
+    return event_problems(enumerate(data.get("events", []))) + uniqueness_problems(data) + schedule_problems(data)
 
 
 @dataclass(frozen=True)
@@ -140,6 +162,10 @@ class ScenarioLoader:
             return schema_problems
         said = {d.path for d in schema_problems}
         checked = [d for d in event_problems(_dicts(data.get("events"))) if d.path not in said]
+        schedules = data.get("schedules", [])
+        if isinstance(schedules, list) and not any(d.path == ("schedules",) for d in schema_problems):
+            broken = {d.path[1] for d in schema_problems if d.path[:1] == ("schedules",) and len(d.path) > 1}
+            checked += schedule_problems(data, {i for i in broken if isinstance(i, int)})
         return schema_problems + checked + uniqueness_problems(data)
 
     def build(self, name: str, data: dict[str, Any]) -> Scenario:
@@ -152,6 +178,7 @@ class ScenarioLoader:
             description=str(data.get("description", "")),
             events=events,
             accounts={a.account_id: a for a in accounts},
+            schedules=tuple(plan_from_json(p, p["key"]) for p in data.get("schedules", [])),
         )
 
     def load_text(self, name: str, text: str, file: str) -> Scenario:

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .bounds import Bounds
-from .clock import Clock
-from .errors import ScenarioNotFound, SessionEvicted, TooManySessions
+from .clock import Clock, local_date
+from .errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
 from .faults import Faults
 from .ids import IdSource
 from .journal import Journal, JournalBudget
 from .models import Scenario
+from .schedules import Schedule, Schedules
+from .shapes import uuid_text
 from .store import Store
 
 DEFAULT_SESSION = "default"
@@ -44,6 +46,8 @@ class Session:
         self.faults = Faults(bounds.max_faults)
         self.clock = Clock(clock_start)
         self.ids = IdSource(seed, name)
+        self.schedules = Schedules()
+        self.schedules.load(scenario.schedules)
         # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
         self.explicit = False
         self.created_at = self.last_used = time.time()
@@ -60,6 +64,33 @@ class Session:
         self.faults.clear()
         self.clock.reset()
         self.ids.reset()
+        self.schedules.load(self.scenario.schedules)
+
+    # --- scheduled transitions: the only way a lookup, or time passing, changes state --------------
+
+    def apply_due(self, now: datetime) -> None:
+        """Apply the schedules whose instant `now` has reached, each on the date it was due."""
+        for schedule in self.schedules.due_by(now):
+            assert schedule.plan.at is not None
+            self._apply(schedule, schedule.plan.at)
+
+    def count_lookup(self, key: str, now: datetime) -> None:
+        """A lookup of the event `key` is being answered: apply the schedules it completes, before it answers."""
+        for schedule in self.schedules.looked_up(uuid_text(key)):
+            self._apply(schedule, now)
+
+    def _apply(self, schedule: Schedule, when: datetime) -> None:
+        plan = schedule.plan
+        try:
+            event = self.store.event(plan.key)
+            if plan.action == "pay":
+                self.store.pay_event(event, plan.amount, local_date(when))
+            else:
+                self.store.cancel_event(event)
+        except ApiError as error:  # the event moved on since (paid, canceled, a smaller balance)
+            self.schedules.settle(schedule, error.message)
+        else:
+            self.schedules.settle(schedule, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,19 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mock_server"
-PURE = ("models", "limits", "events", "documents", "clock", "shapes", "errors", "matching", "verify", "coverage")
+PURE = (
+    "models",
+    "limits",
+    "events",
+    "documents",
+    "clock",
+    "shapes",
+    "errors",
+    "matching",
+    "verify",
+    "coverage",
+    "schedules",
+)
 # Third-party packages of the HTTP, YAML and encoding layers, and the package's own stateful or HTTP modules.
 FORBIDDEN_PACKAGES = {"starlette", "uvicorn", "httpx", "orjson", "yaml", "jsonschema", "jsonschema_rs"}
 FORBIDDEN_MODULES = {
