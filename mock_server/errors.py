@@ -218,5 +218,7 @@ class CapacityExceeded(ApiError):
 
 class JournalOff(ApiError):
     status, code = 409, "journal_off"
+
+
 class ClockNotFrozen(ApiError):
     status, code = 409, "clock_not_frozen"
