@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import assertions, pages, scheduling, session_admin
+from . import assertions, pages, scheduling, session_admin, snapshot_admin
 from .clock import local_date, parse_date, parse_instant, timestamp
 from .documents import canonical_document
 from .errors import Detail, InvalidRequest, JournalOff, LimitNotFound
@@ -252,4 +252,5 @@ HANDLERS: dict[str, Handler] = {
     "mockAsset": asset,
     **session_admin.HANDLERS,
     **scheduling.HANDLERS,
+    **snapshot_admin.HANDLERS,
 }

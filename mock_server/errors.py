@@ -222,3 +222,11 @@ class JournalOff(ApiError):
 
 class ClockNotFrozen(ApiError):
     status, code = 409, "clock_not_frozen"
+
+
+class SnapshotNotFound(ApiError):
+    status, code = 404, "snapshot_not_found"
+
+
+class SnapshotLimitReached(ApiError):
+    status, code = 409, "snapshot_limit_reached"

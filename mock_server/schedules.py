@@ -5,7 +5,7 @@ session's (it owns the store).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -145,6 +145,13 @@ class Schedules:
 
     def all(self) -> list[Schedule]:
         return list(self._schedules)
+
+    def copy(self) -> Schedules:
+        """An independent copy (a snapshot's)."""
+        other = Schedules()
+        other._schedules = [replace(s) for s in self._schedules]
+        other._count, other._timed = self._count, self._timed
+        return other
 
     def clear(self) -> None:
         self._schedules.clear()

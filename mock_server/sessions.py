@@ -17,6 +17,7 @@ from .journal import Journal, JournalBudget
 from .models import Scenario
 from .schedules import Schedule, Schedules
 from .shapes import uuid_text
+from .snapshots import Snapshot, Snapshots
 from .store import Store
 
 DEFAULT_SESSION = "default"
@@ -48,6 +49,7 @@ class Session:
         self.ids = IdSource(seed, name)
         self.schedules = Schedules()
         self.schedules.load(scenario.schedules)
+        self.snapshots = Snapshots()  # kept across a reset: copies the test made on purpose
         # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
         self.explicit = False
         self.created_at = self.last_used = time.time()
@@ -65,6 +67,26 @@ class Session:
         self.clock.reset()
         self.ids.reset()
         self.schedules.load(self.scenario.schedules)
+
+    # --- state: loaded, snapshotted, restored ------------------------------------------------------
+
+    def load_state(self, state: Scenario) -> None:
+        """The session's state becomes `state`, its schedules those of `state`."""
+        self.store.load(state)
+        self.schedules.load(state.schedules)
+
+    def take_snapshot(self, name: str, now: datetime) -> Snapshot:
+        events = sum(1 for _ in self.store.all_events())
+        accounts = sum(1 for _ in self.store.all_accounts())
+        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts)
+        self.snapshots.keep(snapshot)
+        return snapshot
+
+    def restore_snapshot(self, name: str) -> Snapshot:
+        snapshot = self.snapshots.get(name)
+        self.store.restore(snapshot.store)
+        self.schedules = snapshot.schedules.copy()
+        return snapshot
 
     # --- scheduled transitions: the only way a lookup, or time passing, changes state --------------
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import copy
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from . import events as event_rules
 from . import limits as limit_rules
@@ -54,12 +55,24 @@ MAX_PROPOSALS_PER_ACCOUNT = 1000
 MAX_PROPOSALS_PER_SESSION = 10_000
 
 
+# Attributes capture() does not copy: the read-only seeds, the bounds, and the events (copied by reference).
+_SHARED = frozenset({"seed", "base", "bounds", "_events"})
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCopy:
+    base: Scenario
+    events: dict[str, Event]
+    mutable: dict[str, Any]  # the other attributes, deep-copied
+
+
 class Store:
     """One session's events and accounts. `reset()` goes back to the seed. What a session adds is capped by
     `bounds` (409 `capacity_exceeded`); its seed does not count."""
 
     def __init__(self, seed: Scenario, bounds: Bounds | None = None) -> None:
-        self.seed = seed
+        self.seed = seed  # what a reset goes back to
+        self.base = seed  # what the session's changes lie over: the seed, or a state loaded by PUT /__mock/state
         self.bounds = bounds or Bounds()
         self._events: dict[str, Event] = {}
         self._accounts: dict[str, Account] = {}
@@ -75,11 +88,31 @@ class Store:
         """Back to the seed (or to another scenario's): forget every change."""
         if seed is not None:
             self.seed = seed
+        self.base = self.seed
         self._events.clear()
         self._accounts.clear()
         self._created_events = self._registered_accounts = self._added_recipients = 0
         self._proposals.clear()
         self._proposal_ids.clear()
+
+    def load(self, state: Scenario) -> None:
+        """The session's state becomes `state` (a validated scenario document); a reset still goes to the seed."""
+        seed = self.seed
+        self.reset()
+        self.base = state
+        self.seed = seed
+
+    def capture(self) -> StoreCopy:
+        """A copy of everything this store holds, for restore(): accounts are changed in place, so they are copied;
+        events are replaced, never changed, so the mapping is enough."""
+        mutable = {name: copy.deepcopy(value) for name, value in vars(self).items() if name not in _SHARED}
+        return StoreCopy(self.base, dict(self._events), mutable)
+
+    def restore(self, saved: StoreCopy) -> None:
+        for name, value in saved.mutable.items():
+            setattr(self, name, copy.deepcopy(value))
+        self.base = saved.base
+        self._events = dict(saved.events)
 
     # --- events -------------------------------------------------------------------------------
 
@@ -87,7 +120,7 @@ class Store:
         """The event of `key` (any letter case), or None."""
         key = uuid_text(key)
         event = self._events.get(key)
-        return event if event is not None else self.seed.events.get(key)
+        return event if event is not None else self.base.events.get(key)
 
     def event(self, key: str) -> Event:
         event = self.find_event(key)
@@ -96,7 +129,7 @@ class Store:
         return event
 
     def all_events(self) -> Iterator[Event]:
-        return _overlay(self.seed.events, self._events)
+        return _overlay(self.base.events, self._events)
 
     def add_event(self, event: Event) -> Event:
         if self.find_event(event.key) is not None:
@@ -117,7 +150,7 @@ class Store:
     # --- accounts -----------------------------------------------------------------------------
 
     def account(self, account_id: str) -> Account:
-        account = self._accounts.get(account_id) or self.seed.accounts.get(account_id)
+        account = self._accounts.get(account_id) or self.base.accounts.get(account_id)
         if account is None:
             raise AccountNotFound(f"Account {account_id} is not registered.")
         return account
@@ -130,7 +163,7 @@ class Store:
         return account
 
     def all_accounts(self) -> Iterator[Account]:
-        return _overlay(self.seed.accounts, self._accounts)
+        return _overlay(self.base.accounts, self._accounts)
 
     def snapshot(self) -> tuple[list[Event], list[Account]]:
         """Every event and account as they are now, safe to read from another thread while the session changes.
@@ -146,7 +179,7 @@ class Store:
         return events, accounts
 
     def register_account(self, account_id: str, registration_date: str, limits: Limits, now: datetime) -> Account:
-        if account_id in self._accounts or account_id in self.seed.accounts:
+        if account_id in self._accounts or account_id in self.base.accounts:
             raise AccountAlreadyRegistered(f"Account {account_id} is already registered.")
         check_room(self._registered_accounts, self.bounds.max_accounts, "accounts registered", "--max-accounts")
         account = Account(account_id, registration_date, limits, event_date=timestamp(now))
