@@ -103,7 +103,8 @@ def test_put_state_loads_schedules(client):
     [
         (lambda s: s["events"][0].update(status="paid"), None),
         (lambda s: s["events"].append(dict(s["events"][0])), ["events[4].extraordinary_event_conciliation_key"]),
-        (lambda s: s.update(schedules=[{"key": UNKNOWN_KEY, "action": "pay", "after_lookups": 1}]), ["schedules[0].key"]),
+        (lambda s: s.update(schedules=[{"key": UNKNOWN_KEY, "action": "pay", "after_lookups": 1}]),
+         ["schedules[0].key"]),
         (lambda s: s.update(colour="red"), ["colour"]),
         (lambda s: s["events"][0].pop("due_date"), ["events[0].due_date"]),
     ],
