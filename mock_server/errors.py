@@ -194,7 +194,8 @@ class SessionAlreadyExists(ApiError):
 
 
 class TooManySessions(ApiError):
-    status, code = 503, "too_many_sessions"
+    # 429, not 503: CONTRACT 2 promises no 5xx unless a fault was injected; the client can back off or clean up.
+    status, code = 429, "too_many_sessions"
 
 
 # --- refused by the connection or the server's bounds (connection.py, bounds.py) -----------------

@@ -177,7 +177,7 @@ class OperationRunner:
             reply = Reply.error(error)
             reply.off_spec = True
         except ApiError as error:
-            # The mock's own session errors (410, 503) are no part of the interface: never judged against it.
+            # The mock's own session errors (410, 429) are no part of the interface: never judged against it.
             reply = Reply.error(error)
             reply.off_spec = isinstance(error, SessionEvicted | TooManySessions)
         except Exception as exc:  # a bug: still the contract's body, and the journal says so

@@ -137,7 +137,7 @@ class Sessions:
     `default` never is. Evictions are logged and counted. A call for an evicted explicit session answers 410
     `session_evicted` until the session is reset, created again or deleted; an implicit one starts afresh. An
     implicit creation (which may come from an unauthenticated call) never evicts an explicit session: when only
-    explicit ones could go, it is refused (503 `too_many_sessions`)."""
+    explicit ones could go, it is refused (429 `too_many_sessions`)."""
 
     def __init__(
         self,

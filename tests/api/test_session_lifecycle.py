@@ -187,7 +187,7 @@ def test_deleting_an_evicted_session_forgets_it(make_client):
     client.post("/__mock/sessions", json={"name": "a"})
     client.post("/__mock/sessions", json={"name": "b"})
     assert client.delete("/__mock/sessions/a").status_code == 204
-    assert client.get("/__mock/clock", headers=session("a")).status_code == 503  # b is explicit: not evicted
+    assert client.get("/__mock/clock", headers=session("a")).status_code == 429  # b is explicit: not evicted
     assert client.delete("/__mock/sessions/b").status_code == 204
     assert client.get("/__mock/clock", headers=session("a")).status_code == 200  # afresh
 
@@ -212,7 +212,7 @@ def test_calls_that_create_no_session_explicitly_never_evict_an_explicit_one(mak
         assert client.post("/__mock/reset", headers=session(name, **TOKEN)).status_code == 200
         assert client.post("/limits/account", json=registration(), headers=session(name)).status_code == 201
     refused = client.post("/limits/account", json=registration(), headers=session("intruder"))
-    body = assert_error(refused, 503, "too_many_sessions")
+    body = assert_error(refused, 429, "too_many_sessions")
     assert "--max-sessions 2" in body["message"]
     for name in ("a", "b"):
         assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session(name, **TOKEN)).status_code == 200
