@@ -46,6 +46,24 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_json_f
 _EXACT_FROM, _EXACT_UNTIL = 2.0**53, 2.0**64
 
 
+class DuplicateKey(Exception):
+    """A JSON object names one key twice: JSON keeps the last, a scenario file must not let that pass silently."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object hook: the object, or DuplicateKey when a key is given twice."""
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise DuplicateKey
+    return mapping
+
+
+# Scenario files in JSON syntax: numbers as the API reads them, and every key of an object given once.
+SCENARIO_JSON = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_json_fraction, object_pairs_hook=unique_keys
+)
+
+
 def decode_json_text(text: str) -> Any:
     """JSON text as the API reads it: NaN, Infinity and numbers beyond a double's range are ValueErrors."""
     return _DECODER.decode(text)

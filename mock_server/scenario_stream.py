@@ -14,14 +14,13 @@ always has. So a valid file is loaded here, and everything else behaves as befor
 
 from __future__ import annotations
 
-import json
 import re
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .body import _json_fraction, _reject_constant
+from .body import SCENARIO_JSON, DuplicateKey
 from .events import cross_check_event
 from .models import Event
 from .seed import SeedEvents
@@ -37,18 +36,6 @@ _EVENT_KEY = "extraordinary_event_conciliation_key"
 
 class _GiveUp(Exception):
     """Not a plainly valid scenario in JSON syntax: the full path reads it."""
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys are all different; a key given twice is for the full path to judge."""
-    mapping = dict(pairs)
-    if len(mapping) != len(pairs):
-        raise _GiveUp
-    return mapping
-
-
-# Numbers as the API reads them (NaN and Infinity refused, 1e400 refused, integral fractions up to 2**64 exact).
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_json_fraction, object_pairs_hook=_unique)
 
 
 class _Reader:
@@ -93,7 +80,7 @@ class _Reader:
         self.peek()
         while True:
             try:
-                value, end = _DECODER.raw_decode(self._text, self._at)
+                value, end = SCENARIO_JSON.raw_decode(self._text, self._at)
             except (ValueError, RecursionError):
                 if self._more():
                     continue  # most likely cut off at the window's end
@@ -150,7 +137,7 @@ def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], See
                         break
             if reader.peek() != "":
                 return None  # anything after the document
-    except (_GiveUp, OSError, UnicodeDecodeError, ValueError):  # ValueError: SeedEvents' duplicate key
+    except (_GiveUp, DuplicateKey, OSError, UnicodeDecodeError, ValueError):  # ValueError: SeedEvents' duplicate key
         return None
     if "events" in rest:
         return None  # `events` that is not a list: the schema's to report

@@ -34,7 +34,7 @@ import jsonschema_rs
 import ryml  # type: ignore[import-untyped]
 import yaml
 
-from .body import _json_fraction, _reject_constant
+from .body import SCENARIO_JSON, DuplicateKey, _reject_constant, unique_keys
 from .errors import FieldPath
 from .spec import FastSafeLoader
 
@@ -355,21 +355,6 @@ def _replace_surrogates(data: Any) -> None:
                     pending.append(item)
 
 
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    mapping = dict(pairs)
-    if len(mapping) != len(pairs):
-        raise _DuplicateKey
-    return mapping
-
-
-# Numbers as the API reads them: NaN/Infinity refused, 1e400 refused, integral fractions up to 2**64 exact.
-_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_json_fraction, object_pairs_hook=_unique)
-
-
 def _read_yaml(text: str) -> Document:
     """The exact reader: screened, composed and constructed by libyaml and PyYAML's safe loader."""
     root = _compose(text)
@@ -430,7 +415,7 @@ def _yaml_float(text: str) -> float | str:
     return value if math.isfinite(value) else text
 
 
-_FROM_RYML = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_yaml_float, object_pairs_hook=_unique)
+_FROM_RYML = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_yaml_float, object_pairs_hook=unique_keys)
 
 
 @contextlib.contextmanager
@@ -464,7 +449,7 @@ def _read_fast_yaml(text: str) -> Document | None:
         if written is None:
             return None
         data = _FROM_RYML.decode(written)
-    except (ValueError, RecursionError, _DuplicateKey, RuntimeError, ryml.ExceptionBasic):
+    except (ValueError, RecursionError, DuplicateKey, RuntimeError, ryml.ExceptionBasic):
         return None
     if not _UNAMBIGUOUS.is_valid(data):
         return None
@@ -476,8 +461,8 @@ def read(text: str) -> Document:
     document = None
     if text.lstrip().startswith("{"):
         # not JSON as the API reads it (flow-style YAML, NaN, a key twice, deep): the YAML reader says where
-        with contextlib.suppress(ValueError, RecursionError, _DuplicateKey):
-            document = Document(text, _JSON.decode(text), json=True)
+        with contextlib.suppress(ValueError, RecursionError, DuplicateKey):
+            document = Document(text, SCENARIO_JSON.decode(text), json=True)
     if document is None:
         document = _read_fast_yaml(text) or _read_yaml(text)
     document.problems += _surrogates(document)
