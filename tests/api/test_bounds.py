@@ -11,7 +11,7 @@ import pytest
 from mock_server.bounds import Bounds
 from mock_server.journal import JOURNAL_BODY_BYTES
 from tests.helpers import assert_error
-from tests.hostile_server import REPOSITORY
+from tests.live_server import REPOSITORY
 
 WINDOWS = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 500000}]}}
 EVENT = {

@@ -157,8 +157,9 @@ def test_coverage_needs_the_admin_token_and_is_off_without_admin(make_client):
 @pytest.mark.parametrize("name", ["coverage.md", "coverage.json"])
 def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
     report = tmp_path / name
-    with live_server("--coverage-report", str(report)) as (url, proc):
-        with httpx.Client(base_url=url, timeout=10) as http:
+    with live_server("--coverage-report", str(report)) as server:
+        proc = server.proc
+        with httpx.Client(base_url=server.url, timeout=10) as http:
             assert http.get(EVENT).status_code == 200
             assert http.get(UNKNOWN, headers={"X-Mock-Session": "other"}).status_code == 404
         assert not report.exists()  # only at shutdown
@@ -175,8 +176,8 @@ def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
 
 def test_an_unwritable_report_is_said_on_stderr(tmp_path: Path) -> None:
     target = tmp_path / "missing-dir" / "coverage.md"
-    with live_server("--coverage-report", str(target)) as (_, proc):
-        proc.terminate()
-        _, err = proc.communicate(timeout=30)
+    with live_server("--coverage-report", str(target)) as server:
+        server.proc.terminate()
+        _, err = server.proc.communicate(timeout=30)
     assert "cannot write the coverage report" in err.decode()
     assert not target.exists()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.hostile_server import LiveServer, closed_within, live_server, read_response
+from tests.live_server import LiveServer, closed_within, live_server, read_response
 
 FAST = ("--idle-timeout", "1", "--header-timeout", "1", "--body-timeout", "1")
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"

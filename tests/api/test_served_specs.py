@@ -4,9 +4,6 @@ document is self-contained (bundled from the repository's two files at start-up)
 from __future__ import annotations
 
 import json
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ from mock_server.served_specs import BundleError, bundle_admin, external_refs
 from mock_server.settings import Settings
 from mock_server.spec import HTTP_METHODS, Specs, _inlined
 from tests.helpers import Response
+from tests.live_server import live_server as start_live_server
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DEFAULT_SERVER = "http://127.0.0.1:8000"  # what the files say: `make run`
@@ -131,23 +129,8 @@ def test_the_public_spec_is_served_with_servers_under_no_admin(make_client: Any)
 
 @pytest.fixture
 def live_server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mock_server", "--port", "0"],
-        cwd=REPOSITORY,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 30)
-        assert ready, "no ready line within 30 s"
-        line = process.stdout.readline().decode()
-        assert line.startswith("mock-server ready on "), line
-        yield line.split()[3]
-    finally:
-        process.terminate()
-        process.communicate(timeout=10)  # waits, and closes the pipe
+    with start_live_server() as server:
+        yield server.url
 
 
 def test_a_port_0_server_names_its_real_port(live_server: str) -> None:
