@@ -76,11 +76,6 @@ def pending_schedules(session: Session) -> list[dict[str, Any]]:
     return [plan_to_json(s.remaining()) for s in session.schedules.pending()]
 
 
-def state_of(session: Session) -> dict[str, Any]:
-    """The session's state as a scenario document, made here and now (for small states and tests)."""
-    return state_document(session.scenario.description, *session.store.snapshot(), pending_schedules(session))
-
-
 def yaml_text(document: dict[str, Any], cancelled: threading.Event | None = None) -> str:
     """The document as a scenario file. ASCII with escapes: PyYAML writes NEL (U+0085) and U+2028/9 raw, and
     reads them back as line breaks."""
