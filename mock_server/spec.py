@@ -82,12 +82,28 @@ def _plural(count: Any, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+def _reason(schema: Any, schema_path: Iterable[str | int]) -> str | None:
+    """The `description` of the innermost subschema along `schema_path` that has one: why a rule the schema can
+    only state as `false` or `not` holds (the admin spec's FaultRequest: "kind reset answers nothing")."""
+    reason = None
+    node = schema
+    for part in schema_path:
+        if isinstance(node, dict) and isinstance(node.get("description"), str):
+            reason = node["description"]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+    return reason
+
+
 def _explain(
-    error: jsonschema_rs.ValidationError, prefix: FieldPath, instance: Any
+    error: jsonschema_rs.ValidationError, prefix: FieldPath, instance: Any, schema: Any = None
 ) -> list[tuple[FieldPath, str, bool]]:
     """(field, message, is an unevaluated key) for one jsonschema-rs error, in JSON terms (issue 12):
     `must be an integer`, `must have at most 2 items`, naming the value only when it is short.
-    `instance` is the whole value as received (the error's own may be a shortened copy's)."""
+    `instance` is the whole value as received (the error's own may be a shortened copy's); `schema` the one
+    validated against, where a `false` or `not` finds its reason."""
     path = prefix + tuple(error.instance_path)
     kind = error.kind
     name = kind.name
@@ -130,6 +146,9 @@ def _explain(
         bound = "at least" if name.startswith("min") else "at most"
         size = len(_at(instance, error.instance_path))
         return [(path, f"must have {bound} {_plural(info['limit'], word)} (it has {size})", False)]
+    elif name in ("falseSchema", "not"):  # a combination the schema forbids: its description says why
+        reason = _reason(schema, error.schema_path)
+        message = f"is not allowed: {reason}" if reason else "is not allowed here"
     else:  # a keyword our specs do not use today: its own words, without the value
         message = f"does not satisfy `{name}`"
     return [(path, message + _got(value), False)]
@@ -167,7 +186,7 @@ class SchemaCheck:
             if limit is not None and len(messages) >= limit:
                 left_out += 1 + sum(1 for _ in errors)  # counted, not explained
                 break
-            for path, message, is_unevaluated in _explain(error, prefix, instance):
+            for path, message, is_unevaluated in _explain(error, prefix, instance, self.schema):
                 found = messages.get(path)
                 if found is None:
                     if limit is not None and len(messages) >= limit:
