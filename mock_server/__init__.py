@@ -9,6 +9,8 @@ public API, admin.py for /__mock) and respond (encoding.py renders, journal.py r
 Who owns what:
 - openapi.yaml, admin/openapi.yaml: the contract; spec.py compiles their schemas into request checks.
 - sessions.py: the one owner of state (a Session has a Store, Journal, Faults, Clock and ids).
+- faults.py: which armed fault a call gets, by kind; fault_replies.py: how a `reset` (no answer, via connection.py)
+  or a `slow_body` goes on the wire.
 - store.py: one session's records over its scenario's read-only seed (copy on write).
 - scenarios.py: scenario files -> seeds, every problem located as FILE:LINE:COLUMN.
 - bounds.py: what a session may hold and how long a connection may take (the --max-*, --journal and

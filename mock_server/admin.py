@@ -6,7 +6,7 @@ they need beyond the session (the scenarios, the specs) comes with the call's se
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from . import assertions, pages, scheduling, session_admin, snapshot_admin
@@ -15,6 +15,7 @@ from .documents import canonical_document
 from .errors import Detail, InvalidRequest, JournalOff, LimitNotFound
 from .events import cross_check_event, to_money
 from .export import export_state
+from .faults import FaultKind
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE
 from .pipeline import Call, Handler, Reply
@@ -165,10 +166,23 @@ def clear_requests(call: Call) -> Reply:
     return Reply(204)
 
 
+def _success_status_with_body(responses: Mapping[str, object]) -> int:
+    """The lowest 2xx status the operation documents with a body (201 for the creating POSTs); 200 when its
+    success carries none (removeRecipient's 204): what a malformed fault answers unless told."""
+    statuses = [int(key) for key, body in responses.items() if key.isdigit() and key[0] == "2" and body is not None]
+    return min(statuses, default=200)
+
+
 def create_fault(call: Call) -> Reply:
+    """The combinations a kind forbids are the admin spec's FaultRequest to refuse (validated before this)."""
     body = call.body
+    operation_id = body["operation_id"]
+    kind = FaultKind(body.get("kind", FaultKind.RESPOND))
+    status = body.get("status")
+    if kind is FaultKind.MALFORMED and status is None:
+        status = _success_status_with_body(call.server.specs.public.operations[operation_id].responses)
     fault = call.session.faults.add(
-        body["operation_id"], body.get("status"), body.get("body"), body.get("delay_ms", 0), body.get("times", 1)
+        operation_id, status, body.get("body"), body.get("delay_ms", 0), body.get("times", 1), kind, body.get("text")
     )
     return Reply(201, fault.to_json())
 

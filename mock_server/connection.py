@@ -14,12 +14,19 @@ and parsed whole. Here:
   so that answer is the pipeline's 408, journaled like any other.
 
 Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one.
+
+An injected `reset` fault (fault_replies.py) drops the connection without an answer through the callable each
+request's scope carries under `extensions[ABORT_EXTENSION]`: ASGI itself has no way to say "answer nothing", and
+uvicorn answers a 500 to an application that returns or raises without one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
+import socket
+import struct
 from typing import Any
 
 from uvicorn.config import Config
@@ -29,6 +36,10 @@ from uvicorn.server import ServerState
 from .bounds import ConnectionLimits
 from .encoding import encode_json
 from .errors import ApiError, HeadersTooLarge, MalformedHttp, RequestTimeout
+
+# The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
+ABORT_EXTENSION = "mock_server.drop_connection"
+_LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST instead of FIN
 
 
 def error_bytes(error: ApiError) -> bytes:
@@ -104,10 +115,26 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self.transport.write(error_bytes(error))
             self.transport.close()
 
+    def drop(self) -> None:
+        """Close the connection now without a byte of answer: a TCP reset (SO_LINGER 0), so the client reads
+        ECONNRESET rather than a clean end of stream. Its requests (the one answering and any pipelined after
+        it) are marked disconnected first, so uvicorn neither answers its 500 nor logs the application as
+        having returned without a response."""
+        for cycle in (self.cycle, *(queued for queued, _ in self.pipeline)):
+            if cycle is not None:
+                cycle.disconnected = True
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already gone: the abort below is all there is to do
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
+        self.transport.abort()
+
     # --- the parser's callbacks ---------------------------------------------------------------
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # uvicorn sets no extensions; the scope is typed for the standard ones only.
+        self.scope["extensions"] = {ABORT_EXTENSION: self.drop}  # type: ignore[dict-item]
         self._head_pending = True
         self._head_bytes = 0
         self._body_overdue = False

@@ -36,7 +36,7 @@ class _Entry(NamedTuple):
     method: str
     path: str
     operation_id: str
-    status: int
+    status: int | None  # None: an injected reset fault dropped the connection, nothing was answered
     request_raw: bytes
     request_is_json: bool
     response_raw: bytes
@@ -147,7 +147,7 @@ class Journal:
         method: str,
         path: str,
         operation_id: str,
-        status: int,
+        status: int | None,
         request_raw: bytes,
         request_is_json: bool,
         response_raw: bytes,

@@ -39,6 +39,8 @@ from .errors import (
     TooManySessions,
     Unauthorized,
 )
+from .fault_replies import DribbledResponse, DroppedConnection
+from .faults import FaultKind
 from .session_url import SESSION_KEY
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
@@ -95,6 +97,7 @@ class Reply:
     text: str | None = None  # a non-JSON body (YAML), sent with `media_type`
     media_type: str | None = None
     off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
+    dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
 
     @classmethod
     def error(cls, error: ApiError) -> Reply:
@@ -123,6 +126,7 @@ class Exchange:
     session_name: str = DEFAULT_SESSION
     received_at: datetime | None = None
     raw_body: bytes = b""  # as it crossed the wire, for the journal
+    dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
 
     @property
     def content_type(self) -> str | None:
@@ -213,20 +217,30 @@ class OperationRunner:
 
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
         """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
-        or state change; what was sent is still journaled."""
+        or state change; what was sent is still journaled. A slow_body fault without a status only marks the
+        call's answer to be dribbled."""
         assert exchange.session is not None
         fault = exchange.session.faults.take(self.operation.operation_id)
         if fault is None:
             return None
-        if fault.delay_ms:
+        if fault.kind is FaultKind.SLOW_BODY:
+            exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
+        elif fault.delay_ms:
             await asyncio.sleep(fault.delay_ms / 1000)
-        if fault.status is None:  # only the delay: the call goes on as usual
+        if fault.kind is FaultKind.RESET:
+            reply = Reply(0, off_spec=True, dropped=True)
+        elif fault.kind is FaultKind.MALFORMED:
+            assert fault.status is not None  # the admin handler gave it the operation's success status
+            reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True)
+        elif fault.status is None:  # only the delay, or the real answer slowed: the call goes on as usual
             return None
-        body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
+        else:
+            body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
+            reply = Reply(fault.status, body, off_spec=True)
         if self._takes_body:
             with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
                 exchange.raw_body = await self._read(exchange)
-        return Reply(fault.status, body, off_spec=True)
+        return reply
 
     async def _handle(self, exchange: Exchange) -> Reply:
         """Read and validate the request, then let the operation's handler answer it."""
@@ -253,7 +267,10 @@ class OperationRunner:
         """The response the client gets (checked against the spec when asked), journaled first."""
         if self.server.settings.validate_responses and not reply.off_spec:
             reply = self._checked(reply)
-        if reply.text is not None:
+        response: Response
+        if reply.dropped:
+            response = DroppedConnection()
+        elif reply.text is not None:
             response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
         else:
             response = json_response(reply.status, reply.body, reply.headers)
@@ -264,14 +281,16 @@ class OperationRunner:
                 exchange.request.method,
                 exchange.request.scope["path"],  # not request.url: building a URL costs more than the rest
                 self.operation.operation_id,
-                reply.status,
+                None if reply.dropped else reply.status,
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
                 bytes(response.body),  # the same object: Response keeps bytes
                 request_headers=exchange.headers,
             )
-        if self.public:
+        if self.public and not reply.dropped:  # no status was answered: nothing to count
             self._cover(reply)
+        if exchange.dribble_ms and not reply.dropped:
+            response = DribbledResponse(response, exchange.dribble_ms)
         return response
 
     def _cover(self, reply: Reply) -> None:

@@ -136,6 +136,7 @@ def test_a_fault_answers_its_status_and_body_once_by_default(client):
     assert fault == {
         "fault_id": fault["fault_id"],
         "operation_id": "getExtraordinaryEvent",
+        "kind": "respond",  # the default kind
         "status": 503,
         "body": {"error": "down"},
         "delay_ms": 0,
