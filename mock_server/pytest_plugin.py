@@ -112,6 +112,8 @@ class _InProcessServer:
         import uvicorn
 
         from .app import create_app
+        from .bounds import ConnectionLimits
+        from .connection import protocol_class
         from .settings import Settings
 
         fixtures = _setting(config, "fixtures")
@@ -120,7 +122,14 @@ class _InProcessServer:
             options["fixtures"] = Path(fixtures)
         self.app = create_app(Settings(**options))
         uvicorn_config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none", access_log=False
+            self.app,
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="off",
+            ws="none",
+            access_log=False,
+            http=protocol_class(ConnectionLimits()),  # mock-server's own protocol: a `reset` fault can drop
         )
         self._server: uvicorn.Server = uvicorn.Server(uvicorn_config)
         self._thread = threading.Thread(target=self._server.run, name="mock-server", daemon=True)
@@ -204,13 +213,18 @@ class PixMock:
         body: Any = None,
         delay_ms: int = 0,
         times: int | None = 1,
+        kind: str = "respond",
+        text: str | None = None,
     ) -> dict[str, Any]:
-        """Make the next `times` calls of `operation_id` answer `status` (and `body`) after `delay_ms`."""
-        spec: dict[str, Any] = {"operation_id": operation_id, "delay_ms": delay_ms, "times": times}
+        """Make the next `times` calls of `operation_id` answer `status` (and `body`) after `delay_ms`; `kind`
+        `reset`, `malformed` (with `text`) or `slow_body` as POST /__mock/faults describes."""
+        spec: dict[str, Any] = {"operation_id": operation_id, "kind": kind, "delay_ms": delay_ms, "times": times}
         if status is not None:
             spec["status"] = status
         if body is not None:
             spec["body"] = body
+        if text is not None:
+            spec["text"] = text
         result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
         return result
 

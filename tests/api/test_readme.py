@@ -20,6 +20,7 @@ from typing import Protocol
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.fault_replies import ConnectionDropped
 from mock_server.settings import Settings
 from mock_server.spec import Specs
 
@@ -72,7 +73,7 @@ def parse_curl(words: list[str]) -> Curl:
     include = False
     rest = iter(words[1:])
     for word in rest:
-        if word == "-s":
+        if word in ("-s", "-S", "-sS"):  # -S: curl still prints its own error (a dropped connection)
             continue
         if word == "-i":
             include = True
@@ -139,9 +140,22 @@ def examples(markdown: str) -> list[Example]:
     return found
 
 
+@dataclass(frozen=True)
+class NoAnswer:
+    """A request an injected `reset` fault answered with nothing: what curl prints then (checked by hand with
+    curl 7.88.1 against `make run`; tests/api/test_fault_kinds.py checks the reset on a real socket)."""
+
+    status_code: int = 0
+    headers: Mapping[str, str] = field(default_factory=dict)
+    text: str = "curl: (56) Recv failure: Connection reset by peer"
+
+
 def send(client: TestClient, curl: Curl) -> Answer:
     content = None if curl.data is None else curl.data.encode()
-    return client.request(curl.method, curl.url, headers=list(curl.headers), content=content)
+    try:
+        return client.request(curl.method, curl.url, headers=list(curl.headers), content=content)
+    except ConnectionDropped:
+        return NoAnswer()
 
 
 # The journal shows the request headers: the replay sends curl's own (curl 7.88.1, Debian 12's), not the test
