@@ -12,11 +12,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, routes, session_admin
+from . import admin, routes, session_admin, snapshot_admin
 from .coverage import Coverage, OperationDoc
 from .encoding import error_response
 from .errors import NotFound
-from .pipeline import Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
+from .pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
 from .scenarios import ScenarioLoader
 from .served_specs import ServedSpecs
 from .session_url import SessionPrefix
@@ -33,9 +33,15 @@ TOKEN_FREE = ALWAYS_OPEN | {"mockDashboard", "mockDocs", "mockAsset"}
 
 
 def _routes(
-    spec: Spec, handlers: Mapping[str, Handler], server: ServerContext, public: bool, keep: frozenset[str] | None
+    spec: Spec,
+    handlers: Mapping[str, Handler],
+    server: ServerContext,
+    public: bool,
+    keep: frozenset[str] | None,
+    body_rules: Mapping[str, BodyRules] | None = None,
 ) -> list[Route]:
-    """One Route per spec path, answering each of its operations with the handler of that operationId."""
+    """One Route per spec path, answering each of its operations with the handler of that operationId (and
+    reading its body by `body_rules` of that operationId, when it has some)."""
     table = []
     for path, operations in spec.paths().items():
         runners = {
@@ -46,6 +52,7 @@ def _routes(
                 public,
                 op.operation_id not in TOKEN_FREE,
                 session_admin.SESSION_USE.get(op.operation_id, SessionUse.OPEN),
+                (body_rules or {}).get(op.operation_id),
             )
             for op in operations
             if keep is None or op.operation_id in keep
@@ -97,7 +104,14 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         ServedSpecs.build(specs),
     )
     table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
-    table += _routes(specs.admin, admin.HANDLERS, server, public=False, keep=None if settings.admin else ALWAYS_OPEN)
+    table += _routes(
+        specs.admin,
+        admin.HANDLERS,
+        server,
+        public=False,
+        keep=None if settings.admin else ALWAYS_OPEN,
+        body_rules=snapshot_admin.body_rules(specs),
+    )
     app = Starlette(
         routes=table,
         exception_handlers={HTTPException: _not_found},

@@ -97,6 +97,12 @@ class MalformedJson(ApiError):
     status, code = 400, "malformed_json"
 
 
+class MalformedYaml(ApiError):
+    """A YAML body (the state document) the scenario files' safe reader cannot read."""
+
+    status, code = 400, "malformed_yaml"
+
+
 class Unauthorized(ApiError):
     status, code = 401, "unauthorized"
 

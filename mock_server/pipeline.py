@@ -108,6 +108,16 @@ class Reply:
 Handler = Callable[[Call], Reply | Awaitable[Reply]]
 
 
+@dataclass(frozen=True, slots=True)
+class BodyRules:
+    """How an operation reads its body and finds every problem of it, when not as JSON against its own schema
+    (the state document: a scenario file's reader and checks, scenario_body.py). `read` raises the contract's
+    error for a body it cannot read; `problems` judges what it read, beside the parameters' problems."""
+
+    read: Callable[[bytes, str | None], Any]
+    problems: Callable[[Any], list[Detail]]
+
+
 class SessionUse(enum.Enum):
     """What an operation does with the session the request names."""
 
@@ -155,8 +165,10 @@ class OperationRunner:
         public: bool,
         guarded: bool,
         session_use: SessionUse = SessionUse.OPEN,
+        body_rules: BodyRules | None = None,
     ) -> None:
         self.server = server
+        self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
         self.operation = operation
         self.handler = handler
         self.session_use = session_use
@@ -247,7 +259,8 @@ class OperationRunner:
         assert exchange.received_at is not None
         if self._takes_body:
             exchange.raw_body = await self._read(exchange)
-        body = parse_json(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
+        read = parse_json if self.body_rules is None else self.body_rules.read
+        body = read(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
         path, query, body = self._validate(exchange, body)
         call = Call(
             self.server,
@@ -363,7 +376,7 @@ class OperationRunner:
                 problems.append(Detail((), "a JSON body is required"))
             body = None
         else:
-            problems += operation.body.problems(body)
+            problems += operation.body.problems(body) if self.body_rules is None else self.body_rules.problems(body)
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .errors import InvalidRequest
 from .export import state_document
-from .pipeline import Call, Handler, Reply
+from .pipeline import BodyRules, Call, Handler, Reply
+from .scenario_body import ScenarioBody, read_scenario_body, scenario_body_problems
 from .scenarios import ScenarioLoader
 from .schedules import plan_to_json
 from .sessions import Session
@@ -21,6 +21,19 @@ def _loader(specs: Specs) -> ScenarioLoader:
     return loader
 
 
+def body_rules(specs: Specs) -> dict[str, BodyRules]:
+    """The state document is read as a scenario file (JSON or YAML, as the spec lists) and judged by the
+    scenario loader's own checks, every problem in one answer (scenario_body.py)."""
+    loader = _loader(specs)
+    accepted = specs.admin.operations["mockPutState"].body_media_types
+    return {
+        "mockPutState": BodyRules(
+            lambda raw, content_type: read_scenario_body(raw, content_type, accepted),
+            lambda body: scenario_body_problems(loader, body),
+        )
+    }
+
+
 def _summary(session: Session) -> dict[str, int]:
     return {
         "events": sum(1 for _ in session.store.all_events()),
@@ -30,14 +43,11 @@ def _summary(session: Session) -> dict[str, int]:
 
 
 def put_state(call: Call) -> Reply:
-    """The body passed the Scenario schema on its way in; the cross-checks of a scenario file come here. Nothing
-    is applied unless every check passes."""
-    loader = _loader(call.server.specs)
-    problems = loader.problems(call.body)
-    if problems:
-        raise InvalidRequest("The state is not a valid scenario document.", problems)
+    """The body was judged on its way in exactly as a scenario file (body_rules): nothing reaches here, and
+    nothing is applied, unless every check passed."""
+    document: ScenarioBody = call.body
     session = call.session
-    session.load_state(loader.build(session.scenario.name, call.body))
+    session.load_state(_loader(call.server.specs).build(session.scenario.name, document.data))
     return Reply(200, _summary(session))
 
 

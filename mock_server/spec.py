@@ -271,6 +271,7 @@ class Operation:
     body: SchemaCheck | None
     body_required: bool
     responses: Mapping[str, SchemaCheck | None]  # status ("201", "4XX", "default") -> body schema
+    body_media_types: tuple[str, ...] = ()  # the request body's media types, as the spec lists them
 
 
 @dataclass
@@ -357,9 +358,11 @@ def _compile(spec: Spec) -> None:
                 )
             body = None
             body_required = False
+            media_types: tuple[str, ...] = ()
             if "requestBody" in op:
                 request_body, where = _resolve(spec, op["requestBody"], base + "/requestBody")
                 body_required = bool(request_body.get("required", False))
+                media_types = tuple(request_body.get("content", {}))
                 if "application/json" in request_body.get("content", {}):
                     body = spec.check(where + "/content/application~1json/schema")
             responses: dict[str, SchemaCheck | None] = {}
@@ -377,6 +380,7 @@ def _compile(spec: Spec) -> None:
                 body=body,
                 body_required=body_required,
                 responses=responses,
+                body_media_types=media_types,
             )
 
 

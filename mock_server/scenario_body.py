@@ -1,0 +1,96 @@
+"""A request body that is a scenario document (`PUT /__mock/state`), read and judged as a scenario file is.
+
+The spec lists the media types the operation takes: JSON, read as every JSON body of the API is (malformed_json
+otherwise), and YAML, read by the scenario files' own safe reader (scenario_text.py: no tags but JSON's values,
+bounded aliases and depth, a key given twice is a problem). Its problems are the scenario loader's own
+(`ScenarioLoader.problems`: the schema, then every cross-check, in one run), so a document gets here the verdicts
+`mock-server check` gives the same document as a file; what reading the text found comes first, placed by its line
+and column. One difference, on purpose: an empty YAML document is an empty scenario file but not an empty state
+(it is `null`, which must be an object, as a JSON `null` body is): a test that sends nothing must not wipe a session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .body import SCENARIO_JSON, DuplicateKey, is_json_media_type, parse_json
+from .errors import Detail, MalformedYaml, UnsupportedMediaType
+from .scenario_text import Located, Unreadable, read
+from .scenarios import ScenarioLoader
+
+JSON = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioBody:
+    """The document's data and what reading its text found wrong (a key twice, a lone surrogate)."""
+
+    data: Any
+    reading: list[Detail] = field(default_factory=list)
+
+
+def located(problem: Located) -> Detail:
+    """A problem of the text: its path when it has one, and its line and column in the message."""
+    return Detail(problem.path, f"line {problem.line}, column {problem.column}: {problem.message}")
+
+
+def _media_type(content_type: str) -> tuple[str, bool]:
+    """The bare media type (lower case) and whether its charset, if named, is UTF-8."""
+    media_type, _, params = content_type.partition(";")
+    utf8 = True
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            utf8 = value.strip().strip('"').lower() in ("utf-8", "utf8")
+    return media_type.strip().lower(), utf8
+
+
+def _unreadable(problems: list[Located]) -> MalformedYaml:
+    details = [located(p) for p in problems]
+    return MalformedYaml(f"The body cannot be read as YAML: {details[0].message}.", details)
+
+
+def _read_yaml(raw: bytes) -> ScenarioBody:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise _unreadable([Located(line, column, (), f"byte {raw[exc.start]:#04x} is not UTF-8")]) from None
+    try:
+        document = read(text)
+    except Unreadable as exc:
+        raise _unreadable(exc.problems) from None
+    return ScenarioBody(document.data, [located(p) for p in document.problems])
+
+
+def _read_json(raw: bytes, content_type: str) -> ScenarioBody:
+    data = parse_json(raw, content_type)  # the API's JSON rules: malformed_json, with its place, if not JSON
+    try:
+        SCENARIO_JSON.decode(raw.decode("utf-8"))
+    except DuplicateKey:  # a scenario file says where; JSON alone would keep the last silently
+        try:
+            return ScenarioBody(data, [located(p) for p in read(raw.decode("utf-8")).problems])
+        except Unreadable:
+            return ScenarioBody(data, [Detail((), "an object gives one key twice")])
+    return ScenarioBody(data)
+
+
+def read_scenario_body(raw: bytes, content_type: str | None, accepted: Sequence[str]) -> ScenarioBody:
+    """The body as a scenario document, or the contract's error: 415 for a media type the operation does not
+    take (`accepted`, as the spec lists them), 400 malformed_json or malformed_yaml for text that is none."""
+    media_type, utf8 = _media_type(content_type or "")
+    if content_type is not None and is_json_media_type(content_type):
+        return _read_json(raw, content_type)
+    if utf8 and media_type in accepted and media_type != JSON:
+        return _read_yaml(raw)
+    got = content_type or "no Content-Type"
+    named = f"{', '.join(accepted[:-1])} or {accepted[-1]}" if len(accepted) > 1 else accepted[0]
+    raise UnsupportedMediaType(f"Content-Type must be {named} (UTF-8), got {got}.")
+
+
+def scenario_body_problems(loader: ScenarioLoader, body: ScenarioBody) -> list[Detail]:
+    """Every problem a scenario file with this text would have, in one run: reading's, then the loader's."""
+    return [*body.reading, *loader.problems(body.data)]

@@ -1,0 +1,182 @@
+"""PUT /__mock/state judges a document exactly as a scenario file (issue 13, 3): the same documents go to
+`mock-server check` as files and to the PUT as bodies, and the problem lists must be the same.
+
+`mock-server check` prints `FILE:LINE:COLUMN: PATH: message`; the PUT answers `details[{field, message}]`, where a
+problem found reading the text (a key twice, an unreadable document) carries `line L, column C: ` in its message:
+those must sit where the CLI places them too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mock_server.scenario_text import read
+from tests.helpers import assert_error
+
+PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+
+
+def event(key: str, conciliation_key: str, **fields: str) -> str:
+    """One scenario event as YAML list item lines; `fields` replace or (value None-like "-") drop a field."""
+    values = {
+        "extraordinary_event_conciliation_key": key,
+        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
+        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
+        "amortization_type": "early_amortization",
+        "total_expected_amount": "1500.00",
+        "reference_date": "2026-11-01",
+        "due_date": "2026-11-30",
+        **fields,
+    }
+    lines = [f"{name}: {value}" for name, value in values.items() if value != "-"]
+    lines += [
+        "event_conciliation_list:",
+        f"  - {{event_conciliation_key: {conciliation_key}, installment_key: 4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11}}",
+    ]
+    return "  - " + "\n    ".join(lines) + "\n"
+
+
+E1 = "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40"
+E2 = "1c8f5e3b-0d2a-4b4c-9f6e-7a3b2d0c8e51"
+OTHER = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
+ACCOUNT = """  - account_id: "0001-000001"
+    registration_date: 2026-01-10T09:00:00-03:00
+    limit: {pix: {withdraw: [{start_time: "06:00:00-03:00", amount: 500000}]}}
+"""
+
+# name -> the document's text (as a scenario file and as the PUT's YAML body), and whether it holds JSON's data
+# alone (then it goes as a JSON body too: a key given twice does not survive the trip to JSON).
+DOCUMENTS: dict[str, tuple[str, bool]] = {
+    # the issue's case: a paid event without paid_at beside an event missing a required field
+    "paid_without_paid_at_beside_a_missing_field": (
+        "description: two bad events\nevents:\n" + event(PENDING, E1, status="paid") + event(OTHER, E2, due_date="-"),
+        True,
+    ),
+    "money_rules_and_an_unknown_key": (
+        "description: money\ncolour: red\nevents:\n"
+        + event(PENDING, E1, total_paid_amount="2000.00", total_discount_amount="10.00")
+        + event(OTHER, E2, total_expected_amount='"a lot"'),
+        True,
+    ),
+    "account_cross_references": (
+        "events: []\naccounts:\n"
+        + ACCOUNT
+        + ACCOUNT.replace('"06:00:00-03:00"', '"6am"')
+        + """    recipient_list:
+      limit: {pix: {transaction: [{start_time: "06:00:00-03:00", amount: 1000}]}}
+      recipients:
+        - {recipient_id: r1, document_number: "52998224725"}
+        - {recipient_id: r1, document_number: "529.982.247-25"}
+        - {recipient_id: r3, document_number: "111.111.111-11"}
+""",
+        True,
+    ),
+    "schedules_of_unknown_and_finished_events": (
+        "events:\n"
+        + event(PENDING, E1, status="canceled")
+        + event(OTHER, E2, investment_key="not-a-uuid")
+        + f"schedules:\n  - {{key: {PENDING}, action: pay, after_lookups: 1}}\n"
+        + "  - {key: 00000000-0000-4000-8000-000000000000, action: cancel, after_lookups: 2}\n"
+        + f"  - {{key: {OTHER}, action: explode}}\n",
+        True,
+    ),
+    "duplicate_keys_everywhere": (
+        "events:\n" + event(PENDING, E1, status="paid") + event(PENDING, E1) + "accounts: []\naccounts: []\n",
+        False,
+    ),
+    "a_key_twice_in_one_event": ("events:\n" + event(PENDING, E1).replace("due_date:", "reference_date:"), False),
+    "not_a_mapping": ("- events\n- accounts\n", True),
+    "python_tag": ("description: !!python/object/apply:os.system [echo hi]\n", False),
+    "broken_flow": ("events: [{extraordinary_event_conciliation_key: x\n", False),
+    "alias_bomb": (
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
+        + "events: *g\n",
+        False,
+    ),
+    "too_deep": ("events: " + "[" * 120 + "]" * 120 + "\n", False),
+    "valid": ("description: fine\nevents:\n" + event(PENDING, E1) + "accounts:\n" + ACCOUNT, True),
+}
+
+UNREADABLE = ("not a safe YAML document", "aliases repeat", "nested deeper")  # the reader's own verdicts
+LOCATED = re.compile(r"^line (\d+), column (\d+): (.*)$", re.S)
+
+
+@pytest.fixture(scope="module")
+def cli_problems(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, int, str, str]]]:
+    """`mock-server check` over every document as a file, run once: name -> (line, column, path, message)."""
+    directory = tmp_path_factory.mktemp("documents")
+    for name, (text, _) in DOCUMENTS.items():
+        (directory / f"{name}.yaml").write_text(text, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "mock_server", "check", "--fixtures", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    found: dict[str, list[tuple[int, int, str, str]]] = {name: [] for name in DOCUMENTS}
+    for line in run.stdout.splitlines():
+        file, line_no, column, rest = line.split(":", 3)
+        path, _, message = rest.strip().partition(": ")
+        found[Path(file).stem].append((int(line_no), int(column), "" if path == "(file)" else path, message))
+    return found
+
+
+def put_problems(response) -> list[tuple[int | None, int | None, str, str]]:
+    """The PUT's details as (line, column, path, message); line and column only for a problem of the text."""
+    out: list[tuple[int | None, int | None, str, str]] = []
+    for detail in response.json()["details"]:
+        placed = LOCATED.match(detail["message"])
+        if placed:
+            out.append((int(placed[1]), int(placed[2]), detail["field"], placed[3]))
+        else:
+            out.append((None, None, detail["field"], detail["message"]))
+    return out
+
+
+def expected_from(cli: list[tuple[int, int, str, str]], got: list[tuple[int | None, int | None, str, str]]):
+    """The CLI's problems in the PUT's terms: the place is compared only where the PUT gives one."""
+    placed = {(path, message) for line, _, path, message in got if line is not None}
+    return Counter((ln, col, p, m) if (p, m) in placed else (None, None, p, m) for ln, col, p, m in cli)
+
+
+@pytest.mark.parametrize("name", list(DOCUMENTS))
+@pytest.mark.parametrize("content_type", ["application/yaml", "text/yaml", "application/x-yaml", "application/json"])
+def test_the_put_finds_what_mock_server_check_finds(client, cli_problems, name, content_type):
+    text, json_data_only = DOCUMENTS[name]
+    if content_type == "application/json":
+        if not json_data_only:
+            pytest.skip("YAML only: reading it as data loses what is wrong with its text")
+        body = json.dumps(read(text).data).encode()  # the data the scenario loader judges
+    else:
+        body = text.encode()
+    expected = cli_problems[name]
+    response = client.put("/__mock/state", content=body, headers={"Content-Type": content_type})
+    if not expected:
+        assert response.status_code == 200, response.text
+        return
+    unreadable = any(m.startswith(UNREADABLE) for *_, m in expected)
+    assert_error(response, 400, "malformed_yaml" if unreadable else "invalid_request")
+    got = put_problems(response)
+    assert Counter(got) == expected_from(expected, got)
+
+
+def test_the_table_covers_schema_and_cross_check_problems_together(cli_problems):
+    """The comparison means something: the issue's document has a schema problem and cross-check problems, and
+    other documents have problems of reading the text, placed."""
+    issue = {(path, message) for _, _, path, message in cli_problems["paid_without_paid_at_beside_a_missing_field"]}
+    assert ("events[1].due_date", "is required") in issue
+    assert ("events[0].paid_at", "is required (a date) when status is paid") in issue
+    assert any("appears twice" in m for *_, m in cli_problems["duplicate_keys_everywhere"])
+    assert any("appears more than once" in m for *_, m in cli_problems["duplicate_keys_everywhere"])
+    assert cli_problems["valid"] == []
+    assert all(cli_problems[name] for name in DOCUMENTS if name != "valid")
