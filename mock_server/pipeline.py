@@ -111,11 +111,11 @@ Handler = Callable[[Call], Reply | Awaitable[Reply]]
 @dataclass(frozen=True, slots=True)
 class BodyRules:
     """How an operation reads its body and finds every problem of it, when not as JSON against its own schema
-    (the state document: a scenario file's reader and checks, scenario_body.py). `read` raises the contract's
-    error for a body it cannot read; `problems` judges what it read, beside the parameters' problems."""
+    (the state document: a scenario file's reader and checks, scenario_body.py). `judge` takes the raw body and
+    its Content-Type and answers the value read and its problems (listed beside the parameters'), or raises the
+    contract's error for a body it cannot read; it is awaited, so slow judging can leave the event loop."""
 
-    read: Callable[[bytes, str | None], Any]
-    problems: Callable[[Any], list[Detail]]
+    judge: Callable[[bytes, str | None], Awaitable[tuple[Any, list[Detail]]]]
 
 
 class SessionUse(enum.Enum):
@@ -259,9 +259,14 @@ class OperationRunner:
         assert exchange.received_at is not None
         if self._takes_body:
             exchange.raw_body = await self._read(exchange)
-        read = parse_json if self.body_rules is None else self.body_rules.read
-        body = read(exchange.raw_body, exchange.content_type) if exchange.raw_body else MISSING
-        path, query, body = self._validate(exchange, body)
+        body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
+        if not exchange.raw_body:
+            body = MISSING
+        elif self.body_rules is None:
+            body = parse_json(exchange.raw_body, exchange.content_type)
+        else:
+            body, body_problems = await self.body_rules.judge(exchange.raw_body, exchange.content_type)
+        path, query, body = self._validate(exchange, body, body_problems)
         call = Call(
             self.server,
             exchange.session,
@@ -350,8 +355,11 @@ class OperationRunner:
         timeout = self.server.settings.connection.body_timeout
         return await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
 
-    def _validate(self, exchange: Exchange, body: Any) -> tuple[dict[str, str], dict[str, str], Any]:
-        """Path, query, headers and body checked against the operation's own schemas: every problem at once."""
+    def _validate(
+        self, exchange: Exchange, body: Any, body_problems: list[Detail] | None = None
+    ) -> tuple[dict[str, str], dict[str, str], Any]:
+        """Path, query, headers and body checked against the operation's own schemas (or the body's problems as
+        its BodyRules found them): every problem at once."""
         request = exchange.request
         problems: list[Detail] = []
         path = {p.name: request.path_params.get(p.name, "") for p in self._path}
@@ -376,7 +384,7 @@ class OperationRunner:
                 problems.append(Detail((), "a JSON body is required"))
             body = None
         else:
-            problems += operation.body.problems(body) if self.body_rules is None else self.body_rules.problems(body)
+            problems += operation.body.problems(body) if body_problems is None else body_problems
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body

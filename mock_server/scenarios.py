@@ -151,11 +151,12 @@ class ScenarioLoader:
             specs.admin.check("#/components/schemas/Scenario"), specs.admin.check("#/components/schemas/ScenarioEvent")
         )
 
-    def problems(self, data: Any) -> list[Detail]:
+    def problems(self, data: Any, schema_limit: int | None = None) -> list[Detail]:
         """Every problem of a parsed scenario document, in one run (issue 12: fixing one must not reveal the
         next): the schema's; the consistency of every event, well-formed or not (each rule reads only fields
-        it can judge); and the uniqueness of every key, in every item that has one."""
-        schema_problems = self.scenario_check.problems(data, limit=None)
+        it can judge); and the uniqueness of every key, in every item that has one. `schema_limit` bounds the
+        schema's as a request's are (SchemaCheck.problems): a request body must not cost seconds to refuse."""
+        schema_problems = self.scenario_check.problems(data, limit=schema_limit)
         if not schema_problems:
             return cross_check_scenario(data)
         if not isinstance(data, dict):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 from .export import state_document
 from .pipeline import BodyRules, Call, Handler, Reply
-from .scenario_body import ScenarioBody, read_scenario_body, scenario_body_problems
+from .scenario_body import ScenarioBody, judge_off_the_loop
 from .scenarios import ScenarioLoader
 from .schedules import plan_to_json
 from .sessions import Session
@@ -26,12 +28,7 @@ def body_rules(specs: Specs) -> dict[str, BodyRules]:
     scenario loader's own checks, every problem in one answer (scenario_body.py)."""
     loader = _loader(specs)
     accepted = specs.admin.operations["mockPutState"].body_media_types
-    return {
-        "mockPutState": BodyRules(
-            lambda raw, content_type: read_scenario_body(raw, content_type, accepted),
-            lambda body: scenario_body_problems(loader, body),
-        )
-    }
+    return {"mockPutState": BodyRules(functools.partial(judge_off_the_loop, loader, accepted=accepted))}
 
 
 def _summary(session: Session) -> dict[str, int]:
