@@ -180,3 +180,165 @@ def test_the_table_covers_schema_and_cross_check_problems_together(cli_problems)
     assert any("appears more than once" in m for *_, m in cli_problems["duplicate_keys_everywhere"])
     assert cli_problems["valid"] == []
     assert all(cli_problems[name] for name in DOCUMENTS if name != "valid")
+
+
+# --- round trips: what the export writes loads back to the same state -------------------------------------------
+
+YAML = {"Content-Type": "application/yaml"}
+REGISTERED = "0001-123456"
+
+
+def with_history(client) -> None:
+    """The default scenario after a client did things: a partial payment, a recipient, a proposal, a schedule."""
+    assert client.post(f"/__mock/events/{OTHER}/pay", json={"amount": 100.5}).status_code == 200
+    recipient = {"document_number": "529.982.247-25"}
+    assert client.post(f"/limits/account/{REGISTERED}/recipient_list/recipient", json=recipient).status_code == 201
+    proposal = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 900000}]}}
+    assert client.post(f"/limits/account/{REGISTERED}/limit_update_request", json=proposal).status_code == 201
+    schedule = {"action": "cancel", "after_lookups": 2}
+    assert client.post(f"/__mock/events/{PENDING}/schedule", json=schedule).status_code == 201
+
+
+def exports(client, headers: dict[str, str] | None = None) -> tuple[bytes, bytes]:
+    as_json = client.get("/__mock/state", headers=headers)
+    as_yaml = client.get("/__mock/state", params={"format": "yaml"}, headers=headers)
+    assert as_json.status_code == as_yaml.status_code == 200
+    return as_json.content, as_yaml.content
+
+
+def test_export_json_put_it_back_and_the_export_is_identical(client):
+    with_history(client)
+    before = exports(client)
+    loaded = client.put("/__mock/state", content=before[0], headers={"Content-Type": "application/json"})
+    assert loaded.status_code == 200, loaded.text
+    assert loaded.json() == {"events": 4, "accounts": 2, "schedules": 1}
+    assert exports(client) == before
+    # and into another session: the state moves whole
+    other = {"X-Mock-Session": "restored-copy"}
+    assert client.put("/__mock/state", content=before[0], headers={**other, "Content-Type": "application/json"})
+    assert exports(client, other) == before
+
+
+def test_export_yaml_put_it_back_and_the_export_is_identical(client):
+    with_history(client)
+    before = exports(client)
+    loaded = client.put("/__mock/state", content=before[1], headers=YAML)
+    assert loaded.status_code == 200, loaded.text
+    assert exports(client) == before
+
+
+def test_export_yaml_change_it_put_it_back_and_the_state_shows_the_change(client):
+    with_history(client)
+    text = client.get("/__mock/state", params={"format": "yaml"}).text
+    assert text.count("total_expected_amount: 1500\n") == 1
+    changed = text.replace("total_expected_amount: 1500\n", "total_expected_amount: 1600\n")
+    assert client.put("/__mock/state", content=changed.encode(), headers=YAML).status_code == 200
+    assert client.get("/__mock/state", params={"format": "yaml"}).text == changed
+    looked_up = client.get(f"/event_conciliation/extraordinary_event/{PENDING}").json()
+    assert looked_up["total_expected_amount"] == 1600
+
+
+def test_a_broken_edit_of_the_yaml_export_is_400_and_changes_nothing(client):
+    with_history(client)
+    text = client.get("/__mock/state", params={"format": "yaml"}).text
+    broken = text.replace("status: pending_conciliation\n", "status: payed\n", 1)
+    broken = broken.replace("total_paid_amount: 974.5\n", "total_paid_amount: 9974.5\n", 1)
+    body = assert_error(client.put("/__mock/state", content=broken.encode(), headers=YAML), 400, "invalid_request")
+    # the schema's, a money cross-check, and the schedule of an event no longer pending, in one answer
+    assert {d["field"] for d in body["details"]} == {
+        "events[0].status",
+        "events[2].total_paid_amount",
+        "schedules[0].key",
+    }
+
+
+def test_a_snapshot_brings_back_what_a_put_replaced_and_a_refused_put_keeps_the_snapshots(client):
+    with_history(client)
+    before = exports(client)
+    assert client.post("/__mock/snapshots/before-put").status_code == 201
+    listed = client.get("/__mock/snapshots").json()
+    refused = client.put("/__mock/state", content=b"events: [{}]\n", headers=YAML)
+    assert_error(refused, 400, "invalid_request")
+    assert client.get("/__mock/snapshots").json() == listed
+    assert client.put("/__mock/state", content=b"events: []\naccounts: []\n", headers=YAML).status_code == 200
+    assert exports(client) != before
+    assert client.get("/__mock/snapshots").json() == listed  # a PUT replaces the state, not the snapshots
+    assert client.post("/__mock/snapshots/before-put/restore").status_code == 200
+    assert exports(client) == before
+
+
+# --- bad inputs: a 4xx with the contract's error body, and the session unchanged -------------------------------
+
+ONE_MIB = 1024 * 1024
+JSON_TYPE = "application/json"
+YAML_TYPE = "application/yaml"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "code", "fields"),
+    [
+        (b"", JSON_TYPE, 400, "invalid_request", [""]),
+        (b"", YAML_TYPE, 400, "invalid_request", [""]),
+        (b"[]", JSON_TYPE, 400, "invalid_request", [""]),
+        (b'"events"', JSON_TYPE, 400, "invalid_request", [""]),
+        (b"null", JSON_TYPE, 400, "invalid_request", [""]),
+        (b"- events\n", YAML_TYPE, 400, "invalid_request", [""]),
+        (b"42\n", "text/yaml", 400, "invalid_request", [""]),
+        (b"# nothing but a comment\n", YAML_TYPE, 400, "invalid_request", [""]),
+        (b'{"events": [], "colour": "red", "Accounts": []}', JSON_TYPE, 400, "invalid_request", ["colour", "Accounts"]),
+        (b"events: []\ncolour: red\nAccounts: []\n", "application/x-yaml", 400, "invalid_request",
+         ["colour", "Accounts"]),
+        (b'{"events": [], "events": []}', JSON_TYPE, 400, "invalid_request", ["events"]),
+        (b'{"events": [', JSON_TYPE, 400, "malformed_json", None),
+        (b"\xff\xfe", JSON_TYPE, 400, "malformed_json", None),
+        (b"events: [\n", YAML_TYPE, 400, "malformed_yaml", [""]),
+        (b"events: \xff\n", YAML_TYPE, 400, "malformed_yaml", [""]),
+        (b"events: !!python/object/apply:os.system [echo hi]\n", YAML_TYPE, 400, "malformed_yaml", [""]),
+        (b"events: !!binary aGk=\n", YAML_TYPE, 400, "malformed_yaml", [""]),
+        (b"events: " + b"[" * 101 + b"]" * 101 + b"\n", YAML_TYPE, 400, "malformed_yaml", [""]),
+        (b"events: []\n", "text/plain", 415, "unsupported_media_type", None),
+        (b"events: []\n", "application/yaml; charset=latin-1", 415, "unsupported_media_type", None),
+        (b'{"events": []}', "application/json; charset=latin-1", 415, "unsupported_media_type", None),
+        (b"events: []\n", None, 415, "unsupported_media_type", None),
+        (b"events: []\n#" + b"x" * ONE_MIB, YAML_TYPE, 413, "payload_too_large", None),
+        (b'{"events": []}' + b" " * ONE_MIB, JSON_TYPE, 413, "payload_too_large", None),
+    ],
+    ids=lambda value: value[:40].decode("latin-1") if isinstance(value, bytes) else str(value),
+)  # fmt: skip
+def test_a_bad_state_body_is_4xx_and_changes_nothing(client, body, content_type, status, code, fields):
+    with_history(client)
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    response = client.put("/__mock/state", content=body, headers=headers)
+    assert_error(response, status, code, fields)
+
+
+def test_an_alias_bomb_is_refused_where_it_goes_off(client):
+    laughs = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    for level in "bcdefgh":
+        previous = chr(ord(level) - 1)
+        laughs += f"{level}: &{level} [{', '.join(['*' + previous] * 9)}]\n"
+    body = assert_error(client.put("/__mock/state", content=laughs.encode(), headers=YAML), 400, "malformed_yaml")
+    assert body["details"][0]["message"].startswith("line 7, column ")
+    assert "aliases repeat more than 1,000,000 nodes" in body["message"]
+
+
+def test_a_body_over_1_mib_without_a_length_is_413_too(client):
+    def chunks():
+        yield b"events: []\n"
+        for _ in range(17):
+            yield b"#" + b"x" * 65535 + b"\n"
+
+    assert_error(client.put("/__mock/state", content=chunks(), headers=YAML), 413, "payload_too_large")
+
+
+def test_a_refused_snapshot_changes_neither_the_state_nor_the_snapshots(client):
+    from mock_server.snapshots import MAX_SNAPSHOTS
+
+    for i in range(MAX_SNAPSHOTS):
+        assert client.post(f"/__mock/snapshots/s{i}").status_code == 201
+    listed = client.get("/__mock/snapshots").json()
+    assert_error(client.post("/__mock/snapshots/one-too-many"), 409, "snapshot_limit_reached")
+    assert_error(client.post("/__mock/snapshots/never/restore"), 404, "snapshot_not_found")
+    assert_error(client.delete("/__mock/snapshots/never"), 404, "snapshot_not_found")
+    assert_error(client.get("/__mock/snapshots/never"), 404, "snapshot_not_found")
+    assert client.get("/__mock/snapshots").json() == listed
