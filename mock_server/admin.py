@@ -15,7 +15,7 @@ from .documents import canonical_document
 from .errors import Detail, InvalidRequest, JournalOff, LimitNotFound
 from .events import cross_check_event, to_money
 from .export import export_state
-from .faults import FaultKind
+from .faults import FaultKind, FaultMatch
 from .limits import evaluate
 from .models import RECIPIENT_LIST_MODE
 from .pipeline import Call, Handler, Reply
@@ -174,15 +174,24 @@ def _success_status_with_body(responses: Mapping[str, object]) -> int:
 
 
 def create_fault(call: Call) -> Reply:
-    """The combinations a kind forbids are the admin spec's FaultRequest to refuse (validated before this)."""
+    """The combinations a kind forbids, and a match naming what the operation has not, are the admin spec's
+    FaultRequest to refuse (validated before this)."""
     body = call.body
     operation_id = body["operation_id"]
     kind = FaultKind(body.get("kind", FaultKind.RESPOND))
     status = body.get("status")
     if kind is FaultKind.MALFORMED and status is None:
         status = _success_status_with_body(call.server.specs.public.operations[operation_id].responses)
+    match = FaultMatch.from_json(body["match"]) if "match" in body else None
     fault = call.session.faults.add(
-        operation_id, status, body.get("body"), body.get("delay_ms", 0), body.get("times", 1), kind, body.get("text")
+        operation_id,
+        status,
+        body.get("body"),
+        body.get("delay_ms", 0),
+        body.get("times", 1),
+        kind,
+        body.get("text"),
+        match,
     )
     return Reply(201, fault.to_json())
 

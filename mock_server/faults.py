@@ -2,18 +2,21 @@
 
 A fault's `kind` says what the call gets (admin/openapi.yaml, POST /__mock/faults): `respond` a status and body
 (or only a delay), `reset` no answer at all, `malformed` a body that is not JSON, `slow_body` its answer dribbled.
-How the last three go on the wire is fault_replies.py's job; which fault a call gets is decided here.
+How the last three go on the wire is fault_replies.py's job; which fault a call gets is decided here: the first
+armed fault of the operation whose `match` (path parameters, a JSON subset of the body) holds for the call.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .bounds import MAX_FAULTS, check_room
 from .encoding import encode_json
 from .errors import CapacityExceeded
+from .matching import contains
 
 MAX_FAULT_BODY_BYTES = 1024 * 1024  # their bodies and texts together, per session (one request body's worth)
 
@@ -23,6 +26,41 @@ class FaultKind(enum.StrEnum):
     RESET = "reset"  # the connection dropped without an answer
     MALFORMED = "malformed"  # a body that is not JSON, sent as application/json
     SLOW_BODY = "slow_body"  # the answer's body dribbled over delay_ms
+
+
+NO_BODY: Any = object()  # the call carries no JSON body (none sent, or not JSON): no body pattern holds
+
+
+@dataclass(frozen=True, slots=True)
+class FaultMatch:
+    """Which calls of its operation a fault hits: every path parameter named equal to the value given, and the
+    JSON body holding `body` (matching.contains, the rule verification uses) when a body pattern is given."""
+
+    path: Mapping[str, str] = field(default_factory=dict)
+    body: Any = NO_BODY  # NO_BODY: no body pattern (a pattern of JSON null is a pattern)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FaultMatch:
+        """The admin spec's FaultMatch, validated."""
+        return cls(dict(data.get("path", {})), data.get("body_contains", NO_BODY))
+
+    def to_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {}
+        if self.path:
+            shown["path"] = dict(self.path)
+        if self.body is not NO_BODY:
+            shown["body_contains"] = self.body
+        return shown
+
+    @property
+    def needs_body(self) -> bool:
+        return self.body is not NO_BODY
+
+    def holds(self, path: Mapping[str, str], body: Any = NO_BODY) -> bool:
+        """Whether a call with these path parameters and JSON body (NO_BODY: none) is one to hit."""
+        if any(path.get(name) != value for name, value in self.path.items()):
+            return False
+        return self.body is NO_BODY or (body is not NO_BODY and contains(self.body, body))
 
 
 @dataclass(slots=True)
@@ -35,6 +73,7 @@ class Fault:
     times: int | None  # calls left; None: until cleared
     kind: FaultKind = FaultKind.RESPOND
     text: str | None = None  # the body a malformed fault sends
+    match: FaultMatch | None = None  # None: every call of the operation
 
     def to_json(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it copies `body` recursively, and a deeply nested body (valid JSON the
@@ -50,6 +89,8 @@ class Fault:
         }
         if self.text is not None:
             shown["text"] = self.text
+        if self.match is not None:
+            shown["match"] = self.match.to_json()
         return shown
 
     def default_body(self) -> dict[str, str]:
@@ -64,6 +105,8 @@ class Fault:
     def size(self) -> int:
         """The bytes it holds against MAX_FAULT_BODY_BYTES."""
         held = 0 if self.body is None else len(encode_json(self.body))
+        if self.match is not None and self.match.needs_body:
+            held += len(encode_json(self.match.body))
         return held + (0 if self.text is None else len(self.text.encode()))
 
 
@@ -82,11 +125,12 @@ class Faults:
         times: int | None,
         kind: FaultKind = FaultKind.RESPOND,
         text: str | None = None,
+        match: FaultMatch | None = None,
     ) -> Fault:
         """Arm a fault. The combinations a kind forbids (a reset with a status, a malformed with a JSON body)
         are the admin spec's to refuse; a malformed fault without `text` gets the default one."""
         check_room(len(self._faults), self.max_faults, "armed faults", "--max-faults")
-        fault = Fault(f"fault-{self._count + 1}", operation_id, status, body, delay_ms, times, kind, text)
+        fault = Fault(f"fault-{self._count + 1}", operation_id, status, body, delay_ms, times, kind, text, match)
         if kind is FaultKind.MALFORMED and text is None:
             fault.text = fault.default_text()
         size = fault.size()
@@ -98,10 +142,15 @@ class Faults:
         self._faults.append(fault)
         return fault
 
-    def take(self, operation_id: str) -> Fault | None:
-        """The first armed fault for the operation, spending one of its calls."""
+    def needs_body(self, operation_id: str) -> bool:
+        """Whether an armed fault of the operation matches on the body: the call's body must be read first."""
+        return any(f.operation_id == operation_id and f.match is not None and f.match.needs_body for f in self._faults)
+
+    def take(self, operation_id: str, path: Mapping[str, str] | None = None, body: Any = NO_BODY) -> Fault | None:
+        """The first armed fault for the operation whose match holds for the call (its path parameters and JSON
+        body, NO_BODY for none), spending one of its calls. A fault that does not match spends nothing."""
         for fault in self._faults:
-            if fault.operation_id == operation_id:
+            if fault.operation_id == operation_id and (fault.match is None or fault.match.holds(path or {}, body)):
                 if fault.times is not None:
                     fault.times -= 1
                     if fault.times <= 0:

@@ -40,7 +40,7 @@ from .errors import (
     Unauthorized,
 )
 from .fault_replies import DribbledResponse, DroppedConnection
-from .faults import FaultKind
+from .faults import NO_BODY, FaultKind
 from .session_url import SESSION_KEY
 from .sessions import DEFAULT_SESSION, Session, Sessions
 from .spec import Operation, SchemaCheck
@@ -137,6 +137,7 @@ class Exchange:
     received_at: datetime | None = None
     raw_body: bytes = b""  # as it crossed the wire, for the journal
     dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
+    body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
 
     @property
     def content_type(self) -> str | None:
@@ -230,9 +231,16 @@ class OperationRunner:
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
         """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
         or state change; what was sent is still journaled. A slow_body fault without a status only marks the
-        call's answer to be dribbled."""
+        call's answer to be dribbled. A fault matching on the body has it read (and refused, 413 or 408, as the
+        call would be) before the fault is chosen."""
         assert exchange.session is not None
-        fault = exchange.session.faults.take(self.operation.operation_id)
+        faults = exchange.session.faults
+        operation_id = self.operation.operation_id
+        body = NO_BODY
+        if self._takes_body and faults.needs_body(operation_id):
+            await self._read_body(exchange)
+            body = self._json_or_nothing(exchange)
+        fault = faults.take(operation_id, exchange.request.path_params, body)
         if fault is None:
             return None
         if fault.kind is FaultKind.SLOW_BODY:
@@ -251,14 +259,14 @@ class OperationRunner:
             reply = Reply(fault.status, body, off_spec=True)
         if self._takes_body:
             with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
-                exchange.raw_body = await self._read(exchange)
+                await self._read_body(exchange)
         return reply
 
     async def _handle(self, exchange: Exchange) -> Reply:
         """Read and validate the request, then let the operation's handler answer it."""
         assert exchange.received_at is not None
         if self._takes_body:
-            exchange.raw_body = await self._read(exchange)
+            await self._read_body(exchange)
         body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
         if not exchange.raw_body:
             body = MISSING
@@ -351,9 +359,24 @@ class OperationRunner:
             )
         return header or in_url or DEFAULT_SESSION
 
-    async def _read(self, exchange: Exchange) -> bytes:
+    async def _read_body(self, exchange: Exchange) -> None:
+        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already)."""
+        if exchange.body_read:
+            return
         timeout = self.server.settings.connection.body_timeout
-        return await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
+        exchange.raw_body = await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
+        exchange.body_read = True
+
+    @staticmethod
+    def _json_or_nothing(exchange: Exchange) -> Any:
+        """The body's JSON value for a fault's match, or NO_BODY when none was sent or it is not JSON (the call
+        itself is refused for that later, if no fault answers it)."""
+        if not exchange.raw_body:
+            return NO_BODY
+        try:
+            return parse_json(exchange.raw_body, exchange.content_type)
+        except ApiError:
+            return NO_BODY
 
     def _validate(
         self, exchange: Exchange, body: Any, body_problems: list[Detail] | None = None
