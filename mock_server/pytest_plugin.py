@@ -215,9 +215,11 @@ class PixMock:
         times: int | None = 1,
         kind: str = "respond",
         text: str | None = None,
+        match: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Make the next `times` calls of `operation_id` answer `status` (and `body`) after `delay_ms`; `kind`
-        `reset`, `malformed` (with `text`) or `slow_body` as POST /__mock/faults describes."""
+        `reset`, `malformed` (with `text`) or `slow_body`, and `match` ({"path": {...}, "body_contains": ...}:
+        only the calls it holds for) as POST /__mock/faults describes."""
         spec: dict[str, Any] = {"operation_id": operation_id, "kind": kind, "delay_ms": delay_ms, "times": times}
         if status is not None:
             spec["status"] = status
@@ -225,6 +227,8 @@ class PixMock:
             spec["body"] = body
         if text is not None:
             spec["text"] = text
+        if match is not None:
+            spec["match"] = match
         result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
         return result
 
