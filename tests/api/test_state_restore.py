@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mock_server.scenario_text import read
+from mock_server.scenarios import ScenarioError, ScenarioLoader
 from tests.helpers import assert_error
 
 PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
@@ -51,19 +52,21 @@ ACCOUNT = """  - account_id: "0001-000001"
     limit: {pix: {withdraw: [{start_time: "06:00:00-03:00", amount: 500000}]}}
 """
 
-# name -> the document's text (as a scenario file and as the PUT's YAML body), and whether it holds JSON's data
-# alone (then it goes as a JSON body too: a key given twice does not survive the trip to JSON).
-DOCUMENTS: dict[str, tuple[str, bool]] = {
+# name -> the document's text (a scenario file, and the PUT's body in each YAML media type) and how it goes as JSON:
+# DATA_TOO: its data written as JSON (a file of its own), YAML_ONLY: not at all (reading it as data would lose what is
+# wrong with its text), JSON_TEXT: the text is JSON already and goes as it is.
+DATA_TOO, YAML_ONLY, JSON_TEXT = "data too", "yaml only", "json text"
+DOCUMENTS: dict[str, tuple[str, str]] = {
     # the issue's case: a paid event without paid_at beside an event missing a required field
     "paid_without_paid_at_beside_a_missing_field": (
         "description: two bad events\nevents:\n" + event(PENDING, E1, status="paid") + event(OTHER, E2, due_date="-"),
-        True,
+        DATA_TOO,
     ),
     "money_rules_and_an_unknown_key": (
         "description: money\ncolour: red\nevents:\n"
         + event(PENDING, E1, total_paid_amount="2000.00", total_discount_amount="10.00")
         + event(OTHER, E2, total_expected_amount='"a lot"'),
-        True,
+        DATA_TOO,
     ),
     "account_cross_references": (
         "events: []\naccounts:\n"
@@ -76,7 +79,7 @@ DOCUMENTS: dict[str, tuple[str, bool]] = {
         - {recipient_id: r1, document_number: "529.982.247-25"}
         - {recipient_id: r3, document_number: "111.111.111-11"}
 """,
-        True,
+        DATA_TOO,
     ),
     "schedules_of_unknown_and_finished_events": (
         "events:\n"
@@ -85,25 +88,34 @@ DOCUMENTS: dict[str, tuple[str, bool]] = {
         + f"schedules:\n  - {{key: {PENDING}, action: pay, after_lookups: 1}}\n"
         + "  - {key: 00000000-0000-4000-8000-000000000000, action: cancel, after_lookups: 2}\n"
         + f"  - {{key: {OTHER}, action: explode}}\n",
-        True,
+        DATA_TOO,
     ),
     "duplicate_keys_everywhere": (
         "events:\n" + event(PENDING, E1, status="paid") + event(PENDING, E1) + "accounts: []\naccounts: []\n",
-        False,
+        YAML_ONLY,
     ),
-    "a_key_twice_in_one_event": ("events:\n" + event(PENDING, E1).replace("due_date:", "reference_date:"), False),
-    "not_a_mapping": ("- events\n- accounts\n", True),
-    "python_tag": ("description: !!python/object/apply:os.system [echo hi]\n", False),
-    "broken_flow": ("events: [{extraordinary_event_conciliation_key: x\n", False),
+    "a_key_twice_in_one_event": ("events:\n" + event(PENDING, E1).replace("due_date:", "reference_date:"), YAML_ONLY),
+    "not_a_mapping": ("- events\n- accounts\n", DATA_TOO),
+    "python_tag": ("description: !!python/object/apply:os.system [echo hi]\n", YAML_ONLY),
+    "broken_flow": ("events: [{extraordinary_event_conciliation_key: x\n", YAML_ONLY),
     "alias_bomb": (
         "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
         + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
         + "events: *g\n",
-        False,
+        YAML_ONLY,
     ),
-    "too_deep": ("events: " + "[" * 120 + "]" * 120 + "\n", False),
-    "valid": ("description: fine\nevents:\n" + event(PENDING, E1) + "accounts:\n" + ACCOUNT, True),
+    "too_deep": ("events: " + "[" * 120 + "]" * 120 + "\n", YAML_ONLY),
+    "valid": ("description: fine\nevents:\n" + event(PENDING, E1) + "accounts:\n" + ACCOUNT, DATA_TOO),
+    "a_key_twice_in_json": ('{"events": [], "accounts": [], "events": [{"status": "paid"}]}', JSON_TEXT),
 }
+
+AS_JSON = "--json"  # the file of a document's JSON form: `NAME--json.yaml` (a scenario file may be JSON text)
+
+
+def json_text(yaml_text: str) -> str:
+    """The document's data (as the scenario reader reads it) written as JSON."""
+    return json.dumps(read(yaml_text).data, indent=2)
+
 
 UNREADABLE = ("not a safe YAML document", "aliases repeat", "nested deeper")  # the reader's own verdicts
 LOCATED = re.compile(r"^line (\d+), column (\d+): (.*)$", re.S)
@@ -113,8 +125,10 @@ LOCATED = re.compile(r"^line (\d+), column (\d+): (.*)$", re.S)
 def cli_problems(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, int, str, str]]]:
     """`mock-server check` over every document as a file, run once: name -> (line, column, path, message)."""
     directory = tmp_path_factory.mktemp("documents")
-    for name, (text, _) in DOCUMENTS.items():
+    for name, (text, as_json) in DOCUMENTS.items():
         (directory / f"{name}.yaml").write_text(text, encoding="utf-8")
+        if as_json == DATA_TOO:
+            (directory / f"{name}{AS_JSON}.yaml").write_text(json_text(text), encoding="utf-8")
     run = subprocess.run(
         [sys.executable, "-m", "mock_server", "check", "--fixtures", str(directory)],
         capture_output=True,
@@ -123,7 +137,7 @@ def cli_problems(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tup
         check=False,
     )
     assert run.returncode == 2, run.stdout + run.stderr
-    found: dict[str, list[tuple[int, int, str, str]]] = {name: [] for name in DOCUMENTS}
+    found: dict[str, list[tuple[int, int, str, str]]] = {path.stem: [] for path in directory.iterdir()}
     for line in run.stdout.splitlines():
         file, line_no, column, rest = line.split(":", 3)
         path, _, message = rest.strip().partition(": ")
@@ -149,17 +163,21 @@ def expected_from(cli: list[tuple[int, int, str, str]], got: list[tuple[int | No
     return Counter((ln, col, p, m) if (p, m) in placed else (None, None, p, m) for ln, col, p, m in cli)
 
 
-@pytest.mark.parametrize("name", list(DOCUMENTS))
-@pytest.mark.parametrize("content_type", ["application/yaml", "text/yaml", "application/x-yaml", "application/json"])
+def cases() -> list[tuple[str, str]]:
+    """(document, media type): every document in each YAML media type, and as JSON those that go as JSON."""
+    found = [(name, media) for name in DOCUMENTS for media in ("application/yaml", "text/yaml", "application/x-yaml")]
+    return found + [(name, "application/json") for name, (_, as_json) in DOCUMENTS.items() if as_json != YAML_ONLY]
+
+
+@pytest.mark.parametrize(("name", "content_type"), cases())
 def test_the_put_finds_what_mock_server_check_finds(client, cli_problems, name, content_type):
-    text, json_data_only = DOCUMENTS[name]
-    if content_type == "application/json":
-        if not json_data_only:
-            pytest.skip("YAML only: reading it as data loses what is wrong with its text")
-        body = json.dumps(read(text).data).encode()  # the data the scenario loader judges
+    text, as_json = DOCUMENTS[name]
+    if content_type == "application/json" and as_json == DATA_TOO:
+        body = json_text(text).encode()
+        expected = cli_problems[name + AS_JSON]  # the same bytes, as a file
     else:
         body = text.encode()
-    expected = cli_problems[name]
+        expected = cli_problems[name]
     response = client.put("/__mock/state", content=body, headers={"Content-Type": content_type})
     if not expected:
         assert response.status_code == 200, response.text
@@ -342,3 +360,26 @@ def test_a_refused_snapshot_changes_neither_the_state_nor_the_snapshots(client):
     assert_error(client.delete("/__mock/snapshots/never"), 404, "snapshot_not_found")
     assert_error(client.get("/__mock/snapshots/never"), 404, "snapshot_not_found")
     assert client.get("/__mock/snapshots").json() == listed
+
+
+def test_past_100_fields_of_schema_problems_the_put_says_more_follow_and_still_cross_checks_everything(client, specs):
+    """The one bound on "every problem": the schema's name at most 100 fields, as in any request (listing them all
+    for 1 MiB of bad events took seconds); every problem listed is still one the loader finds, and the cross-checks
+    run to the last event."""
+    events = [
+        event(f"00000000-0000-4000-8000-{i:012d}", f"10000000-0000-4000-8000-{i:012d}", due_date="-")
+        for i in range(150)
+    ]
+    events[-1] = events[-1].replace("reference_date:", "status: paid\n    reference_date:")
+    text = "events:\n" + "".join(events)
+    with pytest.raises(ScenarioError) as raised:
+        ScenarioLoader.from_specs(specs).load_text("big", text, "big.yaml")
+    every = {(p.path, p.message) for p in raised.value.problems}
+    assert len(every) == 151 and ("events[149].paid_at", "is required (a date) when status is paid") in every
+
+    body = assert_error(client.put("/__mock/state", content=text.encode(), headers=YAML), 400, "invalid_request")
+    listed = [(d["field"], d["message"]) for d in body["details"]]
+    notes = [(field, message) for field, message in listed if (field, message) not in every]
+    assert len(notes) == 1 and notes[0][0] == "" and "more problems not listed" in notes[0][1], notes
+    assert ("events[149].paid_at", "is required (a date) when status is paid") in listed
+    assert len(listed) == 100 + 1 + 1  # 100 fields of the schema's, the note, the cross-check of the last event
