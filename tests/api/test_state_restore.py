@@ -285,6 +285,17 @@ def test_a_snapshot_brings_back_what_a_put_replaced_and_a_refused_put_keeps_the_
     assert exports(client) == before
 
 
+def test_a_snapshot_shown_as_a_document_loads_into_another_session(client):
+    with_history(client)
+    assert client.post("/__mock/snapshots/saved").status_code == 201
+    shown = client.get("/__mock/snapshots/saved")
+    assert shown.status_code == 200
+    other = {"X-Mock-Session": "from-a-snapshot"}
+    loaded = client.put("/__mock/state", content=shown.content, headers={**other, "Content-Type": "application/json"})
+    assert loaded.status_code == 200, loaded.text
+    assert exports(client, other) == exports(client)
+
+
 # --- bad inputs: a 4xx with the contract's error body, and the session unchanged -------------------------------
 
 ONE_MIB = 1024 * 1024
