@@ -8,17 +8,24 @@ those must sit where the CLI places them too.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
+import httpx
 import pytest
 
+from mock_server import scenario_body
+from mock_server.app import create_app
+from mock_server.errors import Detail
 from mock_server.scenario_text import read
 from mock_server.scenarios import ScenarioError, ScenarioLoader
+from mock_server.settings import Settings
 from tests.helpers import assert_error
 
 PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
@@ -394,3 +401,35 @@ def test_past_100_fields_of_schema_problems_the_put_says_more_follow_and_still_c
     assert len(notes) == 1 and notes[0][0] == "" and "more problems not listed" in notes[0][1], notes
     assert ("events[149].paid_at", "is required (a date) when status is paid") in listed
     assert len(listed) == 100 + 1 + 1  # 100 fields of the schema's, the note, the cross-check of the last event
+
+
+def test_judging_a_state_document_does_not_stall_other_sessions(specs, monkeypatch):
+    """The document's judging is held in its worker until a bystander session has been answered: had it run on
+    the event loop, the bystander would never be answered (the held judge gives up after 10 s and the test
+    fails). No timing is measured."""
+    app = create_app(Settings(), specs)
+    judging, release = threading.Event(), threading.Event()
+    judge = scenario_body.scenario_body_problems
+
+    def held_judge(loader: ScenarioLoader, body: scenario_body.ScenarioBody) -> list[Detail]:
+        judging.set()
+        assert release.wait(10), "the bystander was never answered while the document was being judged"
+        return judge(loader, body)
+
+    monkeypatch.setattr(scenario_body, "scenario_body_problems", held_judge)
+
+    async def exchange() -> None:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as http:
+            loading = asyncio.create_task(
+                http.put("/__mock/state", content=b"events: []\n", headers={**YAML, "X-Mock-Session": "loader"})
+            )
+            assert await asyncio.to_thread(judging.wait, 10), "the document was never judged"
+            bystander = await http.get("/__mock/accounts/0001-123456", headers={"X-Mock-Session": "bystander"})
+            assert bystander.status_code == 200
+            assert not loading.done()  # answered while the document was still being judged
+            release.set()
+            answer = await loading
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == {"events": 0, "accounts": 0, "schedules": 0}
+
+    asyncio.run(exchange())
