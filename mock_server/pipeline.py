@@ -404,7 +404,8 @@ class OperationRunner:
         operation = self.operation
         if body is MISSING or operation.body is None:
             if body is MISSING and operation.body_required:
-                problems.append(Detail((), "a JSON body is required"))
+                wanted = "a JSON body" if self.body_rules is None else "a body"  # BodyRules may take YAML too
+                problems.append(Detail((), f"{wanted} is required"))
             body = None
         else:
             problems += operation.body.problems(body) if body_problems is None else body_problems
