@@ -14,24 +14,28 @@ always has. So a valid file is loaded here, and everything else behaves as befor
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import yaml_blocks
 from .body import SCENARIO_JSON, DuplicateKey
 from .events import cross_check_event
-from .models import Event
-from .seed import SeedEvents
-from .shapes import event_from_scenario, uuid_text
+from .scenario_text import read_fast_yaml
+from .seed import SeedBuilder, SeedEvents
 from .spec import SchemaCheck
+from .yaml_blocks import NotBlockLayout, split_events
 
 CHUNK = 1 << 20  # characters read at a time
+BATCH_ITEMS = yaml_blocks.BATCH_ITEMS  # YAML events parsed at a time
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, and only JSON's (the full path decides about any other)
 # A \uD800-\uDFFF escape may make a lone surrogate, which the full path reports: it decides.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_EVENT_KEY = "extraordinary_event_conciliation_key"
+_INSTALMENTS = "event_conciliation_list"
 
 
 class _GiveUp(Exception):
@@ -92,55 +96,114 @@ class _Reader:
             return value
 
 
-def _events(reader: _Reader, event_check: SchemaCheck, conciliation_hashes: array[int]) -> Iterator[Event]:
+class _Sink:
+    """Where the events go, one at a time: each checked (the `ScenarioEvent` schema and the event's
+    cross-checks) and packed into the seed; anything short of plainly valid gives up."""
+
+    def __init__(self, event_check: SchemaCheck) -> None:
+        self._valid = event_check.fast.is_valid
+        self._builder = SeedBuilder()
+        self._conciliation_hashes = array("q")
+
+    def add(self, data: Any) -> None:
+        if type(data) is not dict or not self._valid(data) or cross_check_event(data):
+            raise _GiveUp
+        self._conciliation_hashes.extend(hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS])
+        self._builder.add_scenario_event(data)
+
+    def seed(self) -> SeedEvents:
+        hashes = self._conciliation_hashes
+        if len(set(hashes)) != len(hashes):
+            raise _GiveUp  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
+        return self._builder.build()  # ValueError: an event key twice
+
+
+def _events(reader: _Reader, sink: _Sink) -> None:
     reader.expect("[")
     if reader.peek() == "]":
         reader.expect("]")
         return
     while True:
-        data = reader.value()
-        if not isinstance(data, dict) or event_check.problems(data) or cross_check_event(data):
-            raise _GiveUp
-        conciliation_hashes.extend(
-            hash(uuid_text(i["event_conciliation_key"])) for i in data["event_conciliation_list"]
-        )
-        yield event_from_scenario(data, data[_EVENT_KEY])
+        sink.add(reader.value())
         if reader.expect(",", "]") == "]":
             return
 
 
-def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
-    """A file in JSON syntax whose events are all valid, as (the document without its events, the seed of
-    its events); or None: then the full path must read it. The caller checks the rest of the document."""
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector off while a big file is read: each event's dicts are freed by their
+    reference counts, and the collector's passes over everything alive cost a tenth of the load for nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        with path.open(encoding="utf-8") as stream:
-            reader = _Reader(stream)
-            if reader.peek() != "{":
-                return None
-            reader.expect("{")
-            rest: dict[str, Any] = {}
-            seed: SeedEvents | None = None
-            conciliation_hashes = array("q")
-            if reader.peek() == "}":
-                reader.expect("}")
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_json(stream: TextIO, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
+    reader = _Reader(stream)
+    reader.expect("{")
+    rest: dict[str, Any] = {}
+    sink: _Sink | None = None
+    if reader.peek() == "}":
+        reader.expect("}")
+    else:
+        while True:
+            key = reader.value()
+            if not isinstance(key, str) or key in rest or (key == "events" and sink is not None):
+                raise _GiveUp  # not an object key, or given twice (JSON keeps the last: the full path decides)
+            reader.expect(":")
+            if key == "events" and reader.peek() == "[":
+                sink = _Sink(event_check)
+                _events(reader, sink)
             else:
-                while True:
-                    key = reader.value()
-                    if not isinstance(key, str) or key in rest or (key == "events" and seed is not None):
-                        raise _GiveUp  # not an object key, or given twice (JSON keeps the last: the full path decides)
-                    reader.expect(":")
-                    if key == "events" and reader.peek() == "[":
-                        seed = SeedEvents(_events(reader, event_check, conciliation_hashes))
-                    else:
-                        rest[key] = reader.value()
-                    if reader.expect(",", "}") == "}":
-                        break
-            if reader.peek() != "":
-                return None  # anything after the document
-    except (_GiveUp, DuplicateKey, OSError, UnicodeDecodeError, ValueError):  # ValueError: SeedEvents' duplicate key
-        return None
+                rest[key] = reader.value()
+            if reader.expect(",", "}") == "}":
+                break
+    if reader.peek() != "":
+        return None  # anything after the document
     if "events" in rest:
         return None  # `events` that is not a list: the schema's to report
-    if len(set(conciliation_hashes)) != len(conciliation_hashes):
-        return None  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
-    return rest, seed if seed is not None else SeedEvents()
+    return rest, sink.seed() if sink is not None else SeedEvents()
+
+
+def _read_block_yaml(stream: TextIO, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
+    """Plain block-style YAML: the `events:` sequence a batch of items at a time (yaml_blocks.py), each batch
+    read by the same fast reader as a whole file, with the same refusals; then the rest of the document."""
+    sink = _Sink(event_check)
+    found: list[bool] = []
+
+    def batch(text: str) -> None:
+        document = read_fast_yaml(text)
+        if document is None or type(document.data) is not list:
+            raise _GiveUp
+        found.append(True)
+        for data in document.data:
+            sink.add(data)
+
+    rest_text = split_events(stream, batch, BATCH_ITEMS)
+    document = read_fast_yaml(rest_text)
+    if document is None or type(document.data) is not dict:
+        return None
+    rest = document.data
+    if found:
+        if "events" not in rest or rest.pop("events") is not None:
+            return None
+    elif "events" in rest:
+        return None  # events written some other way: read whole
+    return rest, sink.seed()
+
+
+def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
+    """A valid file, in JSON syntax or plain block-style YAML, as (the document without its events, the seed
+    of its events); or None: then the full path must read it. The caller checks the rest of the document."""
+    try:
+        with path.open(encoding="utf-8") as stream, _no_collection():
+            head = stream.read(CHUNK)
+            stream.seek(0)
+            reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
+            return reader(stream, event_check)
+    except (_GiveUp, NotBlockLayout, DuplicateKey, OSError, UnicodeDecodeError, ValueError):
+        return None  # ValueError: an event key twice, or not JSON

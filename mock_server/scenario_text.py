@@ -10,7 +10,7 @@ Bounds (issue 16), each a problem with its place rather than a crash or an exhau
 
 The text is read one of three ways, all with the same verdicts:
 - JSON syntax (the file starts with `{`): the json module;
-- plain YAML (`_read_fast_yaml`): rapidyaml parses it and writes it as JSON, which the json module reads with
+- plain YAML (`read_fast_yaml`): rapidyaml parses it and writes it as JSON, which the json module reads with
   PyYAML's own number rules applied to each number as written; any text it cannot vouch for goes on to
 - libyaml, screened event by event before anything is composed (`_screen`), then composed and constructed by
   PyYAML's safe loader with what JSON cannot hold kept as written: the reference every other way must equal.
@@ -431,7 +431,7 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _read_fast_yaml(text: str) -> Document | None:
+def read_fast_yaml(text: str) -> Document | None:
     """The data rapidyaml reads, when it is surely what the reference reader would give; else None."""
     if any(mark in text for mark in _REFERENCE_ONLY):
         return None
@@ -464,6 +464,6 @@ def read(text: str) -> Document:
         with contextlib.suppress(ValueError, RecursionError, DuplicateKey):
             document = Document(text, SCENARIO_JSON.decode(text), json=True)
     if document is None:
-        document = _read_fast_yaml(text) or _read_yaml(text)
+        document = read_fast_yaml(text) or _read_yaml(text)
     document.problems += _surrogates(document)
     return document

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bench.gen_scenario import write_scenario
 from mock_server.resources import data_path
-from mock_server.scenario_text import _read_fast_yaml, _read_yaml, read
+from mock_server.scenario_text import _read_yaml, read, read_fast_yaml
 
 # Plain scalars on which readers disagree: YAML 1.1 (PyYAML) against 1.2 (most fast parsers), exponent and
 # sign rules, octal, sexagesimal, the null and bool words, non-finite numbers, merge and value keys.
@@ -37,7 +37,7 @@ def same(fast: Any, reference: Any) -> bool:
 
 def check(text: str) -> bool:
     """The fast reader, when it reads `text` at all, gives the reference's data; whether it did."""
-    fast = _read_fast_yaml(text)
+    fast = read_fast_yaml(text)
     if fast is None:
         return False
     try:

@@ -6,6 +6,7 @@ import dataclasses
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 
 from mock_server.models import CANCELED, PAID, PENDING, Event, Installment
 from mock_server.scenarios import ScenarioLoader
-from mock_server.seed import SeedEvents
+from mock_server.seed import SeedBuilder, SeedEvents
+from mock_server.shapes import event_from_scenario
 from mock_server.spec import load_specs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -172,3 +174,51 @@ def test_an_event_costs_its_record_and_one_slot() -> None:
     assert not seed._objects
     assert len(seed._buffer) / 1000 < 250
     assert seed._slots.itemsize * len(seed._slots) / 1000 <= 32
+
+
+SCENARIO_AMOUNTS = st.one_of(
+    st.integers(0, 10**20),
+    st.floats(0, 1e17, allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.1, 1e-05, 1e16, 100.0, 1500.25, 0, 10**300]),
+)
+SCENARIO_UUIDS = st.one_of(
+    UUIDS, UUIDS.map(str.upper), st.sampled_from(["short", "{9F1C6F0E-3C8E-4A55-9D47-0A4C2B8F6D1}"])
+)
+
+
+@st.composite
+def scenario_events(draw: st.DrawFn) -> dict[str, object]:
+    """Scenario events as a reader hands them over: amounts as JSON numbers, dates as text, keys in any case."""
+    data: dict[str, object] = {
+        "extraordinary_event_conciliation_key": draw(SCENARIO_UUIDS),
+        "security_key": draw(SCENARIO_UUIDS),
+        "investment_key": draw(SCENARIO_UUIDS),
+        "amortization_type": draw(WORDS),
+        "total_expected_amount": draw(SCENARIO_AMOUNTS),
+        "reference_date": draw(DATES).isoformat(),
+        "due_date": draw(DATES).isoformat(),
+        "event_conciliation_list": [
+            {"event_conciliation_key": draw(SCENARIO_UUIDS), "installment_key": draw(SCENARIO_UUIDS)}
+            | ({"event_conciliation_status": draw(WORDS)} if draw(st.booleans()) else {})
+            for _ in range(draw(st.integers(1, 3)))
+        ],
+    }
+    for name in ("total_discount_amount", "total_paid_amount"):
+        if draw(st.booleans()):
+            data[name] = draw(SCENARIO_AMOUNTS)
+    if draw(st.booleans()):
+        data["status"] = draw(WORDS)
+    data["paid_at"] = draw(st.none() | DATES.map(date.isoformat))
+    return data
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenario_events())
+def test_an_event_packed_from_its_scenario_data_reads_back_as_the_event_the_data_makes(data: dict[str, Any]) -> None:
+    """SeedBuilder.add_scenario_event skips making the Event: what it packs must read back as that Event."""
+    builder = SeedBuilder()
+    builder.add_scenario_event(data)
+    seed = builder.build()
+    key = str(data["extraordinary_event_conciliation_key"]).lower()
+    assert list(seed) == [key]
+    assert exact(seed[key]) == exact(event_from_scenario(data, key))
