@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -382,6 +383,23 @@ _REFERENCE_ONLY = (
     "#",  # a comment inside a flow collection, which libyaml refuses
     "@", "`",  # reserved indicators, which libyaml refuses
 )  # fmt: skip
+_SINGLES = tuple(mark for mark in _REFERENCE_ONLY if len(mark) == 1)
+# The two-character marks in one pass: each 2-character search runs at 1 GB/s, and nine of them were a sixth of
+# a big file's load. Mapped to classes (the characters any of them starts with, the ones any ends with), the
+# eight pairs become three; multi-byte UTF-8 becomes "x", so no pair is made up.
+_PAIR_CLASS = {**dict.fromkeys("\n {[,", " "), "+": "-", "-": "-", ".": ".", ":": ":", "<": "<"}
+_PAIRS_TABLE = bytes(ord(_PAIR_CLASS.get(chr(i), "x")) for i in range(256))
+_PAIRS = (b" :", b"-.", b"<<")  # "\n:" " :" "{:" "[:" ",:"; "-." "+."; "<<"
+
+
+def needs_reference(text: str, encoded: bytes) -> bool:
+    """Whether the text holds any of _REFERENCE_ONLY (`encoded`: its UTF-8)."""
+    if any(mark in text for mark in _SINGLES):
+        return True
+    classes = encoded.translate(_PAIRS_TABLE)
+    return any(pair in classes for pair in _PAIRS)
+
+
 _DOCUMENT_MARKERS = ("---", "...")
 _PYYAML_FLOAT = re.compile(
     next(rx.pattern for tag, rx in yaml.resolver.Resolver.yaml_implicit_resolvers["."] if tag == f"{_YAML}float"),
@@ -431,9 +449,42 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+_REUSED = threading.local()  # per thread: a rapidyaml tree and an output buffer, kept for small texts
+REUSE_BELOW = 1 << 23  # bytes: texts this small (a batch of events) reuse the thread's tree and buffer
+
+
+def _ryml_json(text: bytes) -> str:
+    """rapidyaml's JSON of a YAML text, written into a buffer of ours: `emit_json_malloc` never frees what it
+    allocates (the JSON's size, lost at every call: 70 MB per 100k events), and a new Tree for every batch of
+    a big file cost four times the parse. A big text gets a tree of its own, freed after, so the thread does
+    not keep its size for good."""
+    small = len(text) < REUSE_BELOW
+    tree = getattr(_REUSED, "tree", None) if small else None
+    if tree is None:
+        tree = ryml.Tree()
+        if small:
+            _REUSED.tree = tree
+    else:
+        tree.clear()
+        tree.clear_arena()
+    ryml.parse_in_arena(text, tree)
+    root = tree.root_id()
+    buffer: bytearray | None = getattr(_REUSED, "buffer", None) if small else None
+    if buffer is None:
+        buffer = bytearray(2 * len(text) + 64)  # JSON quotes every text: longer than the YAML, rarely twice
+    failed, length = ryml.emit_json_to_substr(tree, root, buffer)
+    if failed:  # too small: now the length is known (measuring it first cost as much as writing)
+        buffer = bytearray(length)
+        failed, length = ryml.emit_json_to_substr(tree, root, buffer)
+    if small:
+        _REUSED.buffer = buffer
+    return str(memoryview(buffer)[:length], "utf-8")
+
+
 def read_fast_yaml(text: str) -> Document | None:
     """The data rapidyaml reads, when it is surely what the reference reader would give; else None."""
-    if any(mark in text for mark in _REFERENCE_ONLY):
+    encoded = text.encode("utf-8")
+    if needs_reference(text, encoded):
         return None
     if (
         text.lstrip().startswith(("]", "}"))
@@ -443,11 +494,7 @@ def read_fast_yaml(text: str) -> Document | None:
         return None
     try:
         with _quiet_stderr():
-            tree = ryml.parse_in_arena(text.encode("utf-8"))
-            written = ryml.emit_json_malloc(tree, tree.root_id())
-        del tree
-        if written is None:
-            return None
+            written = _ryml_json(encoded)
         data = _FROM_RYML.decode(written)
     except (ValueError, RecursionError, DuplicateKey, RuntimeError, ryml.ExceptionBasic):
         return None

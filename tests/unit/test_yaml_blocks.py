@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mock_server import scenario_stream, yaml_blocks
 from mock_server.scenario_stream import read_lean
+from mock_server.scenario_text import _REFERENCE_ONLY, needs_reference
 from mock_server.scenarios import ScenarioError
 from mock_server.yaml_blocks import NotBlockLayout, split_events
 from tests.unit.test_scenario_stream import DEFAULT, LOADER, ROOT, _plain, exact, full_path, write
@@ -150,3 +153,10 @@ def test_anything_the_cut_could_get_wrong_gets_the_full_paths_verdict(
     found = lean(path)
     assert found is None or LOADER.problems(found[0]), "the lean path would have taken it"
     assert outcome(LOADER.load_file, path) == outcome(full_path, path)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab-+.:<\n {[,!#é\u2028\u0100")), max_size=40))
+def test_the_one_pass_screen_finds_exactly_the_marks_the_reference_reader_takes(text: str) -> None:
+    expected = any(mark in text for mark in _REFERENCE_ONLY)
+    assert needs_reference(text, text.encode("utf-8")) is expected
