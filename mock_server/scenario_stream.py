@@ -1,15 +1,19 @@
-"""The lean way in for a valid scenario file written in JSON syntax: its events one at a time.
+"""The lean way in for a valid scenario file, in JSON syntax or plain block-style YAML: its events a batch at a
+time, never the whole file at once.
 
-Read whole, a 1M-event file is 585 MB of text and about 2.3 GB of parsed dicts at once (a 2.9 GB peak), and
-the allocator keeps about 300 MB of the holes they leave for good. Here the file is read in chunks of text;
-the top-level keys other than `events` are decoded whole, and each event is decoded on its own, checked
-(the `ScenarioEvent` schema and the event's cross-checks), packed into the seed and dropped. The peak is then
-the packed seed plus a chunk.
+Read whole, a 1M-event file is 585 MB of text and about 2.3 GB of parsed dicts at once (a 2.9 GB peak; from
+YAML, 5.5 GB), and the allocator keeps about 300 MB of the holes they leave for good. Here the file is read
+in chunks of text; the top-level keys other than `events` are decoded whole, and the events are cut into
+batches of whole events (JSON: at the `},{"extraordinary_event_conciliation_key"` between two of them;
+YAML: at the dashes of the `events:` sequence, yaml_blocks.py), each decoded in one call, checked, packed
+into the seed and dropped (batch_packing.py: on a machine with several cores, by worker processes). The peak
+is then the packed seed plus a few batches.
 
-This path only ever says yes: at the first thing that is not a plainly valid JSON document of valid events
-(a problem, a duplicate, a key given twice in any object, a surrogate escape, text that is not JSON...) it
-gives up, and the full path (scenarios.py) reads the file again and reports every problem exactly as it
-always has. So a valid file is loaded here, and everything else behaves as before.
+This path only ever says yes: at the first thing that is not a plainly valid document of valid events (a
+problem, a duplicate, a key given twice in any object, a surrogate escape, text that is not JSON, YAML the
+fast reader does not vouch for, a cut that does not decode...) it gives up, and the full path (scenarios.py)
+reads the file again and reports every problem exactly as it always has. So a valid file is loaded here,
+and everything else behaves as before.
 """
 
 from __future__ import annotations
@@ -17,29 +21,26 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import yaml_blocks
+from .batch_packing import Batches, GiveUp, Sink, workers_for
 from .body import SCENARIO_JSON, DuplicateKey
-from .events import cross_check_event
 from .scenario_text import read_fast_yaml
-from .seed import SeedBuilder, SeedEvents
+from .seed import SeedEvents
 from .spec import SchemaCheck
 from .yaml_blocks import NotBlockLayout, split_events
 
 CHUNK = 1 << 20  # characters read at a time
-BATCH_ITEMS = yaml_blocks.BATCH_ITEMS  # YAML events parsed at a time
+BATCH_ITEMS = yaml_blocks.BATCH_ITEMS  # events decoded at a time
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, and only JSON's (the full path decides about any other)
 # A \uD800-\uDFFF escape may make a lone surrogate, which the full path reports: it decides.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_INSTALMENTS = "event_conciliation_list"
-
-
-class _GiveUp(Exception):
-    """Not a plainly valid scenario in JSON syntax: the full path reads it."""
+# Between two events of the array: only an event has this key (an instalment or account with it is refused
+# by the schema), and inside a JSON string the quote would be escaped. A cut anywhere else does not decode.
+_NEXT_EVENT = re.compile(r'\}[ \t\n\r]*,[ \t\n\r]*(?=\{[ \t\n\r]*"extraordinary_event_conciliation_key")')
 
 
 class _Reader:
@@ -59,7 +60,7 @@ class _Reader:
             self._done = True
             return False
         if _SURROGATE_ESCAPE.search(self._text[-5:] + chunk):
-            raise _GiveUp
+            raise GiveUp
         self._text = self._text[self._at :] + chunk
         self._at = 0
         return True
@@ -76,7 +77,7 @@ class _Reader:
     def expect(self, *characters: str) -> str:
         found = self.peek()
         if found not in characters or not found:
-            raise _GiveUp
+            raise GiveUp
         self._at += 1
         return found
 
@@ -88,43 +89,42 @@ class _Reader:
             except (ValueError, RecursionError):
                 if self._more():
                     continue  # most likely cut off at the window's end
-                raise _GiveUp from None
+                raise GiveUp from None
             # A number may have been cut short at the window's end ("12" of "123"): read on and decode again.
             if end == len(self._text) and self._more():
                 continue
             self._at = end
             return value
 
-
-class _Sink:
-    """Where the events go, one at a time: each checked (the `ScenarioEvent` schema and the event's
-    cross-checks) and packed into the seed; anything short of plainly valid gives up."""
-
-    def __init__(self, event_check: SchemaCheck) -> None:
-        self._valid = event_check.fast.is_valid
-        self._builder = SeedBuilder()
-        self._conciliation_hashes = array("q")
-
-    def add(self, data: Any) -> None:
-        if type(data) is not dict or not self._valid(data) or cross_check_event(data):
-            raise _GiveUp
-        self._conciliation_hashes.extend(hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS])
-        self._builder.add_scenario_event(data)
-
-    def seed(self) -> SeedEvents:
-        hashes = self._conciliation_hashes
-        if len(set(hashes)) != len(hashes):
-            raise _GiveUp  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
-        return self._builder.build()  # ValueError: an event key twice
+    def cut(self, items: int) -> str | None:
+        """The text of up to `items` whole events from here (an event's `{`), up to the `}` of the last one
+        followed by another event; the reader is left at that next event. None when no next event is in
+        sight: the last ones are read by `value()`."""
+        while True:
+            ends = []
+            for found in _NEXT_EVENT.finditer(self._text, self._at):
+                ends.append(found)
+                if len(ends) == items:
+                    break
+            if len(ends) == items or not self._more():
+                break
+        if not ends:
+            return None
+        text = self._text[self._at : ends[-1].start() + 1]
+        self._at = ends[-1].end()
+        return text
 
 
-def _events(reader: _Reader, sink: _Sink) -> None:
+def _events(reader: _Reader, batches: Batches) -> None:
+    """The events array: batches of whole events while another event is in sight, then the last ones."""
     reader.expect("[")
     if reader.peek() == "]":
         reader.expect("]")
         return
+    while (text := reader.cut(BATCH_ITEMS)) is not None:
+        batches.submit("json", text)
     while True:
-        sink.add(reader.value())
+        batches.add(reader.value())
         if reader.expect(",", "]") == "]":
             return
 
@@ -142,22 +142,27 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _read_json(stream: TextIO, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
+def _read_json(stream: TextIO, event_check: SchemaCheck, workers: int) -> tuple[dict[str, Any], SeedEvents] | None:
     reader = _Reader(stream)
     reader.expect("{")
     rest: dict[str, Any] = {}
-    sink: _Sink | None = None
+    sink: Sink | None = None
     if reader.peek() == "}":
         reader.expect("}")
     else:
         while True:
             key = reader.value()
             if not isinstance(key, str) or key in rest or (key == "events" and sink is not None):
-                raise _GiveUp  # not an object key, or given twice (JSON keeps the last: the full path decides)
+                raise GiveUp  # not an object key, or given twice (JSON keeps the last: the full path decides)
             reader.expect(":")
             if key == "events" and reader.peek() == "[":
-                sink = _Sink(event_check)
-                _events(reader, sink)
+                sink = Sink(event_check)
+                batches = Batches(sink, event_check, workers)
+                try:
+                    _events(reader, batches)
+                    batches.finish()
+                finally:
+                    batches.close()
             else:
                 rest[key] = reader.value()
             if reader.expect(",", "}") == "}":
@@ -169,26 +174,23 @@ def _read_json(stream: TextIO, event_check: SchemaCheck) -> tuple[dict[str, Any]
     return rest, sink.seed() if sink is not None else SeedEvents()
 
 
-def _read_block_yaml(stream: TextIO, event_check: SchemaCheck) -> tuple[dict[str, Any], SeedEvents] | None:
+def _read_block_yaml(
+    stream: TextIO, event_check: SchemaCheck, workers: int
+) -> tuple[dict[str, Any], SeedEvents] | None:
     """Plain block-style YAML: the `events:` sequence a batch of items at a time (yaml_blocks.py), each batch
     read by the same fast reader as a whole file, with the same refusals; then the rest of the document."""
-    sink = _Sink(event_check)
-    found: list[bool] = []
-
-    def batch(text: str) -> None:
-        document = read_fast_yaml(text)
-        if document is None or type(document.data) is not list:
-            raise _GiveUp
-        found.append(True)
-        for data in document.data:
-            sink.add(data)
-
-    rest_text = split_events(stream, batch, BATCH_ITEMS)
+    sink = Sink(event_check)
+    batches = Batches(sink, event_check, workers)
+    try:
+        rest_text = split_events(stream, lambda text: batches.submit("yaml", text), BATCH_ITEMS)
+        batches.finish()
+    finally:
+        batches.close()
     document = read_fast_yaml(rest_text)
     if document is None or type(document.data) is not dict:
         return None
     rest = document.data
-    if found:
+    if batches.submitted:
         if "events" not in rest or rest.pop("events") is not None:
             return None
     elif "events" in rest:
@@ -201,9 +203,10 @@ def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], See
     of its events); or None: then the full path must read it. The caller checks the rest of the document."""
     try:
         with path.open(encoding="utf-8") as stream, _no_collection():
+            workers = workers_for(path.stat().st_size)
             head = stream.read(CHUNK)
             stream.seek(0)
             reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
-            return reader(stream, event_check)
-    except (_GiveUp, NotBlockLayout, DuplicateKey, OSError, UnicodeDecodeError, ValueError):
+            return reader(stream, event_check, workers)
+    except (GiveUp, NotBlockLayout, DuplicateKey, OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None  # ValueError: an event key twice, or not JSON

@@ -22,11 +22,12 @@ import struct
 import sys
 from array import array
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Any, TypeVar, overload
 
-from .models import EXTRAORDINARY_EVENT, PENDING, Event, Installment
+from .models import CANCELED, EXTRAORDINARY_EVENT, PAID, PENDING, Event, Installment
 from .shapes import event_from_scenario
 
 _T = TypeVar("_T")
@@ -78,6 +79,21 @@ def _amount_text(value: object) -> bytes:
     return text.encode("ascii")
 
 
+# Every builder starts its word table with these, in this order, so that batches packed apart (by worker
+# processes) agree on their indexes and can be joined as they are.
+_USUAL_WORDS = (PENDING, PAID, CANCELED, EXTRAORDINARY_EVENT, "early_amortization", "present_amount")
+
+
+@dataclass(frozen=True, slots=True)
+class PackedBatch:
+    """Records packed by a builder of their own, to be joined to another builder's (`SeedBuilder.join`)."""
+
+    buffer: bytes
+    offsets: array[int]
+    words: tuple[str, ...]
+    has_objects: bool
+
+
 class SeedBuilder:
     """Packs events one at a time, at load only (a reader hands them over as it parses), then `build()`s the
     read-only SeedEvents. Keys must be unique: `build()` raises ValueError otherwise."""
@@ -85,9 +101,24 @@ class SeedBuilder:
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._objects: list[Event] = []
-        self._words: list[str] = []
-        self._word_index: dict[str, int] = {}
+        self._words: list[str] = list(_USUAL_WORDS)
+        self._word_index: dict[str, int] = {word: index for index, word in enumerate(_USUAL_WORDS)}
         self._offsets = array("Q")
+
+    def batch(self) -> PackedBatch:
+        """What was packed here, to be joined to another builder."""
+        return PackedBatch(bytes(self._buffer), self._offsets, tuple(self._words), bool(self._objects))
+
+    def join(self, batch: PackedBatch) -> bool:
+        """Append a batch packed by another builder, when its records mean here what they meant there: its
+        words are this builder's first ones, in order, and it holds no event kept as an object (its index
+        would point into the other builder's list). False, and nothing appended, otherwise."""
+        if batch.has_objects or tuple(self._words[: len(batch.words)]) != batch.words:
+            return False
+        base = len(self._buffer)
+        self._buffer += batch.buffer
+        self._offsets.extend([offset + base for offset in batch.offsets])
+        return True
 
     def _word(self, word: str) -> int:
         index = self._word_index.get(word)
