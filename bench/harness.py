@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,61 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float | None:
     except OSError:
         return None
     return None
+
+
+def tree_pids(pid: int) -> list[int]:
+    """The process and its descendants (worker processes), from /proc's children lists."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def tree_pss_mb(pid: int) -> float:
+    """The proportional set size of the process and its descendants, in MB: forked workers share their
+    parent's pages, which a sum of RSS would count once per process."""
+    total = 0
+    for member in tree_pids(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+    return total * 1024 / 1e6
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time of the process and of its children it has waited for (its worker processes), in seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
+
+
+class TreeMemory:
+    """Samples the proportional memory of a process tree every `every` seconds, in a thread, for its peak."""
+
+    def __init__(self, pid: int, every: float = 0.05) -> None:
+        self.peak_mb = 0.0
+        self._pid = pid
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak_mb = max(self.peak_mb, tree_pss_mb(self._pid))
+            self._stop.wait(self._every)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_mb
 
 
 def mem_available_mb() -> float:
@@ -146,6 +202,8 @@ class Running:
     port: int
     ready_after: float  # seconds from launch to the first 200 on ready_path
     log_path: Path
+    load_cpu_s: float | None = None  # CPU seconds of the process and its waited-for children until ready
+    tree_peak_mb: float | None = None  # peak proportional memory of the process tree until ready (sampled)
 
 
 @dataclass
@@ -244,15 +302,23 @@ class Harness:
         self._prioritize(process.pid)
         return process
 
-    def launch(self, spec: ServerSpec, timeout: float | None = None, poll: float = 0.005) -> Running:
-        """Start the server pinned to the server core; wait for the first 200 on its readiness path."""
+    def launch(
+        self, spec: ServerSpec, timeout: float | None = None, poll: float = 0.005, every_core: bool = False
+    ) -> Running:
+        """Start the server pinned to the server core; wait for the first 200 on its readiness path.
+
+        `every_core`: it starts on every core, so that a big scenario's worker processes can pack it in
+        parallel, its process tree's memory is sampled until it is ready, and then it is pinned to the
+        server core like any other server."""
         port = free_port()
-        argv = self.pinned(SERVER_CORE, [a.format(port=port) for a in spec.argv])
+        core = f"0-{(os.cpu_count() or 1) - 1}" if every_core else SERVER_CORE
+        argv = self.pinned(core, [a.format(port=port) for a in spec.argv])
         log_path = WORK / "logs" / f"{spec.label.replace(' ', '_').replace('/', '_')}-{port}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("wb") as out:
             started = time.perf_counter()
             process = self._start(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=spec.cwd)
+        memory = TreeMemory(process.pid) if every_core else None
         deadline = started + (timeout if timeout is not None else spec.start_timeout)
         try:
             while True:
@@ -262,17 +328,30 @@ class Harness:
                 with contextlib.suppress(OSError):
                     status, _ = http_call(port, "GET", spec.ready_path, timeout=2)
                     if status == 200:
-                        return Running(spec, process, port, time.perf_counter() - started, log_path)
+                        ready_after = time.perf_counter() - started
+                        running = Running(spec, process, port, ready_after, log_path, cpu_seconds(process.pid))
+                        if memory is not None:
+                            running.tree_peak_mb = memory.stop()
+                            if self.pin:  # every thread of it, from now on, on the server core
+                                subprocess.run(
+                                    ["taskset", "-a", "-p", "-c", SERVER_CORE, str(process.pid)],
+                                    check=True,
+                                    capture_output=True,
+                                )
+                        return running
                 if time.perf_counter() > deadline:
                     raise TimeoutError(f"{spec.label} was not ready within {deadline - started:.0f} s")
                 time.sleep(poll)
         except BaseException:
             self.stop(process)
             raise
+        finally:
+            if memory is not None:
+                memory.stop()
 
     @contextlib.contextmanager
-    def running(self, spec: ServerSpec, timeout: float | None = None) -> Iterator[Running]:
-        server = self.launch(spec, timeout)
+    def running(self, spec: ServerSpec, timeout: float | None = None, every_core: bool = False) -> Iterator[Running]:
+        server = self.launch(spec, timeout, every_core=every_core)
         try:
             yield server
         finally:

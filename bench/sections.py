@@ -235,6 +235,8 @@ class ScaleRow:
     rss_peak: float | None = None
     lookup: WrkResult | None = None
     skipped: str | None = None
+    load_cpu_s: float | None = None  # CPU seconds until ready, the worker processes' included
+    tree_peak: float | None = None  # MB, the process tree's proportional memory at its peak while loading
 
 
 @dataclass
@@ -293,10 +295,13 @@ def _scale_step(harness: Harness, row: ScaleRow, load: Load, deadline: float) ->
         load_timeout = max(30.0, deadline - time.monotonic() - load.duration - 15)
         log(f"{label}: {row.file_mb:.0f} MB generated in {row.gen_s:.1f} s; loading (up to {load_timeout:.0f} s)")
         size = [str(row.events)]
-        with harness.running(spec, timeout=load_timeout) as server:
+        with harness.running(spec, timeout=load_timeout, every_core=True) as server:
             row.load_s = server.ready_after
+            row.load_cpu_s = server.load_cpu_s
+            row.tree_peak = server.tree_peak_mb
             row.rss = rss_mb(server.process.pid)
-            row.rss_peak = rss_mb(server.process.pid, "VmHWM")
+            own_peak = rss_mb(server.process.pid, "VmHWM")
+            row.rss_peak = max(own_peak or 0.0, row.tree_peak or 0.0) or None  # the workers' memory counts too
             if load.warmup > 0:
                 harness.run_wrk(server.port, "/", "scale_lookup.lua", min(load.warmup, 2), load.connections, size)
             lookup = harness.run_wrk(
@@ -304,7 +309,8 @@ def _scale_step(harness: Harness, row: ScaleRow, load: Load, deadline: float) ->
             )
             row.lookup = lookup
         log(
-            f"{label}: loaded in {row.load_s:.2f} s, RSS {row.rss:.0f} MB (peak {row.rss_peak:.0f}), lookup "
+            f"{label}: loaded in {row.load_s:.2f} s ({row.load_cpu_s or 0:.2f} CPU s), RSS {row.rss:.0f} MB (peak "
+            f"{row.rss_peak:.0f}, with workers {row.tree_peak or 0:.0f}), lookup "
             f"{lookup.rps:,.0f} req/s p50 {lookup.p50_ms:.2f} ms p99 {lookup.p99_ms:.2f} ms, errors {lookup.errors}"
         )
     except TimeoutError as exc:

@@ -5,6 +5,7 @@ in any batch gets the full path's verdict."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -134,12 +135,12 @@ def test_workers_only_for_a_big_file_in_a_process_with_one_thread_and_several_co
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     big = batch_packing.PARALLEL_FROM_BYTES
-    monkeypatch.setattr(batch_packing.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
     assert workers_for(big) == batch_packing.MAX_WORKERS
     assert workers_for(big - 1) == 0
-    monkeypatch.setattr(batch_packing.os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert workers_for(big) == 0
-    monkeypatch.setattr(batch_packing.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert workers_for(big) == 2
     release = threading.Event()
     other = threading.Thread(target=release.wait)
