@@ -246,6 +246,7 @@ class _Projection:
     baseline: float | None = None  # load time of the smallest size: start-up plus next to no events
     per_event_s: float | None = None  # load seconds per event, from the largest size done so far
     peak_per_event: float | None = None  # MB of peak RSS per event, likewise
+    baseline_peak: float = 0.0  # MB, the smallest size's peak
 
     def reason_to_skip(self, size: int, remaining: float, budget: float, load: Load) -> str | None:
         if self.baseline is not None and self.per_event_s is not None:
@@ -257,7 +258,7 @@ class _Projection:
                     f"size), and {max(0.0, remaining):.0f} s of the run's {budget:.0f} s budget were left"
                 )
         if self.peak_per_event is not None:
-            projected_mb = self.peak_per_event * size * 1.2
+            projected_mb = self.baseline_peak + self.peak_per_event * size * 1.2
             if projected_mb > 0.6 * mem_available_mb():
                 return (
                     f"skipped: would need about {projected_mb / 1000:.1f} GB of memory (projected), "
@@ -269,10 +270,12 @@ class _Projection:
         assert row.load_s is not None
         if self.baseline is None:
             self.baseline = row.load_s
-        else:
-            self.per_event_s = max(0.0, row.load_s - self.baseline) / row.events
+            self.baseline_peak = row.rss_peak or 0.0
+            return
+        self.per_event_s = max(0.0, row.load_s - self.baseline) / row.events
         if row.rss_peak:
-            self.peak_per_event = row.rss_peak / row.events
+            # above the smallest size's: the interpreter's own 50 MB are not a cost per event
+            self.peak_per_event = max(0.0, row.rss_peak - self.baseline_peak) / row.events
 
 
 def _scale_step(harness: Harness, row: ScaleRow, load: Load, deadline: float) -> None:

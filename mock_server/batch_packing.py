@@ -49,7 +49,7 @@ class Sink:
     def add(self, data: Any) -> None:
         if type(data) is not dict or not self._valid(data) or cross_check_event(data):
             raise GiveUp
-        self._conciliation_hashes.extend(hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS])
+        self._conciliation_hashes.extend([hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS]])
         self._builder.add_scenario_event(data)
 
     def packed(self) -> tuple[PackedBatch, array[int]]:

@@ -22,6 +22,7 @@ import contextlib
 import gc
 import re
 from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -202,11 +203,18 @@ def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], See
     """A valid file, in JSON syntax or plain block-style YAML, as (the document without its events, the seed
     of its events); or None: then the full path must read it. The caller checks the rest of the document."""
     try:
-        with path.open(encoding="utf-8") as stream, _no_collection():
-            workers = workers_for(path.stat().st_size)
-            head = stream.read(CHUNK)
-            stream.seek(0)
-            reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
-            return reader(stream, event_check, workers)
+        workers = workers_for(path.stat().st_size)
+        try:
+            return _read(path, event_check, workers)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the same file without workers
+            return _read(path, event_check, 0) if workers else None
     except (GiveUp, NotBlockLayout, DuplicateKey, OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None  # ValueError: an event key twice, or not JSON
+
+
+def _read(path: Path, event_check: SchemaCheck, workers: int) -> tuple[dict[str, Any], SeedEvents] | None:
+    with path.open(encoding="utf-8") as stream, _no_collection():
+        head = stream.read(CHUNK)
+        stream.seek(0)
+        reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
+        return reader(stream, event_check, workers)

@@ -427,6 +427,10 @@ _UNAMBIGUOUS = jsonschema_rs.Draft202012Validator(
 def _yaml_float(text: str) -> float | str:
     """A number rapidyaml wrote as it stood in the YAML, read by PyYAML's rule: `1.5e+3` is a float, `1.5e3`
     text; a float too big to be finite stays text, as the reference keeps it."""
+    if len(text) < 300 and "e" not in text and "E" not in text:
+        # A JSON fraction without an exponent (`-12.50`) is always one of PyYAML's floats, and finite under 309
+        # digits: the regex below, for every amount of a big file, only for the rest.
+        return float(text)
     if not _PYYAML_FLOAT.match(text):
         return text
     value = float(text.replace("_", ""))

@@ -150,3 +150,17 @@ def test_workers_only_for_a_big_file_in_a_process_with_one_thread_and_several_co
     finally:
         release.set()
         other.join()
+
+
+def _die(syntax: str, text: str) -> None:
+    os._exit(9)  # as a worker killed by the kernel would
+
+
+def test_a_worker_that_dies_leaves_the_file_to_be_read_without_workers(
+    tmp_path: Path, two_workers: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = generated(tmp_path, "yaml")
+    monkeypatch.setattr(batch_packing, "_pack", _die)
+    assert lean(path) is not None
+    assert two_workers == [2]
+    assert exact(LOADER.load_file(path)) == exact(full_path(path))
