@@ -12,7 +12,10 @@ Who owns what:
 - faults.py: which armed fault a call gets, by kind; fault_replies.py: how a `reset` (no answer, via connection.py)
   or a `slow_body` goes on the wire.
 - store.py: one session's records over its scenario's read-only seed (copy on write).
-- scenarios.py: scenario files -> seeds, every problem located as FILE:LINE:COLUMN.
+- scenarios.py: scenario files -> seeds, every problem located as FILE:LINE:COLUMN (scenario_text.py reads a
+  text safely; a valid big file goes the lean way: scenario_stream.py cuts it into batches of events,
+  yaml_blocks.py for block YAML, batch_packing.py checks and packs them, by worker processes when it pays;
+  seed.py packs the read-only events).
 - bounds.py: what a session may hold and how long a connection may take (the --max-*, --journal and
   --*-timeout options); auth.py: the admin token rule; export.py: the state export, off the event loop.
 - Pure rules, free of HTTP, state and YAML (tests/unit/test_architecture.py keeps them so): models.py (records
