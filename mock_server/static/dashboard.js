@@ -336,11 +336,11 @@
     $("journal-count").textContent = entries.length + (entries.length === 1 ? " request" : " requests");
     var body = $("journal").tBodies[0];
     var rows = entries.slice().reverse().slice(0, 200).map(function (e) {
-      return el("tr", { "class": e.status >= 400 ? "failed" : "",
+      return el("tr", { "class": e.status === null || e.status >= 400 ? "failed" : "",
         title: "request: " + JSON.stringify(e.request_body) + "\nresponse: " + JSON.stringify(e.response_body) }, [
         el("td", { text: e.received_at.slice(11, 23) }), el("td", { text: e.method }),
         el("td", { "class": "path", text: e.path }), el("td", { text: e.operation_id }),
-        el("td", { "class": "num", text: String(e.status) })
+        el("td", { "class": "num", text: e.status === null ? "reset" : String(e.status) })  // null: no answer
       ]);
     });
     if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No public API calls in this session yet." })])];
@@ -355,11 +355,20 @@
   }
 
   // ---- faults ---------------------------------------------------------------------------------------------------
+  // What a fault answers, by kind (admin spec, POST /__mock/faults).
+  function faultAnswer(f) {
+    if (f.kind === "reset") return "reset (no answer)";
+    if (f.kind === "malformed") return f.status + " malformed";
+    if (f.kind === "slow_body") return (f.status === null ? "real answer" : String(f.status)) + ", slow body";
+    return f.status === null ? "(delay only)" : String(f.status);
+  }
+
   function drawFaults(faults) {
     var body = $("faults").tBodies[0];
     var rows = faults.map(function (f) {
-      return el("tr", {}, [el("td", { text: f.fault_id }), el("td", { text: f.operation_id }),
-        el("td", { text: f.status === null ? "(delay only)" : String(f.status) }),
+      return el("tr", f.match ? { title: "only calls matching " + JSON.stringify(f.match) } : {}, [
+        el("td", { text: f.fault_id + (f.match ? " (match)" : "") }), el("td", { text: f.operation_id }),
+        el("td", { text: faultAnswer(f) }),
         el("td", { text: f.delay_ms + " ms" }), el("td", { text: f.times === null ? "∞" : String(f.times) })]);
     });
     if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No faults armed." })])];
