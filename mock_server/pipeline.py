@@ -248,7 +248,7 @@ class OperationRunner:
         elif fault.delay_ms:
             await asyncio.sleep(fault.delay_ms / 1000)
         if fault.kind is FaultKind.RESET:
-            reply = Reply(0, off_spec=True, dropped=True)
+            reply = Reply(0, off_spec=True, dropped=True)  # no status: nothing at all is sent
         elif fault.kind is FaultKind.MALFORMED:
             assert fault.status is not None  # the admin handler gave it the operation's success status
             reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True)
