@@ -19,6 +19,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from mock_server import scenario_body
 from mock_server.app import create_app
@@ -26,7 +29,7 @@ from mock_server.errors import Detail
 from mock_server.scenario_text import read
 from mock_server.scenarios import ScenarioError, ScenarioLoader
 from mock_server.settings import Settings
-from tests.helpers import assert_error
+from tests.helpers import assert_error, error_problems
 
 PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 
@@ -433,3 +436,28 @@ def test_judging_a_state_document_does_not_stall_other_sessions(specs, monkeypat
             assert answer.json() == {"events": 0, "accounts": 0, "schedules": 0}
 
     asyncio.run(exchange())
+
+
+# YAML's indicators, breaks and a few characters readers disagree on, so short texts hit the readers' edges
+YAML_CHARACTERS = [*"abc:-[]{},&*!|>'\"#%@` \n\t0123456789.~?", "\u2028", "\x85", "\ufeff", "é"]
+YAML_ALPHABET = st.sampled_from(YAML_CHARACTERS)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(
+    st.one_of(st.text(YAML_ALPHABET, max_size=60).map(str.encode), st.binary(max_size=40)),
+    st.sampled_from(["application/yaml", "application/json"]),
+)
+def test_no_body_answers_anything_but_the_contracts_answers(app, body, content_type):
+    """Whatever the bytes, the PUT answers 200 or a contract error; a body that cannot be read says where."""
+    with TestClient(app, raise_server_exceptions=True) as plain:
+        response = plain.put(
+            "/__mock/state", content=body, headers={"Content-Type": content_type, "X-Mock-Session": "fuzz"}
+        )
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        error = response.json()
+        assert error_problems(error) == [], error
+        assert error["code"] in ("invalid_request", "malformed_json", "malformed_yaml"), error
+        if error["code"] == "malformed_yaml":
+            assert all(LOCATED.match(d["message"]) for d in error["details"]), error
