@@ -17,13 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .body import SCENARIO_JSON, DuplicateKey, is_json_media_type, parse_json
-from .errors import Detail, MalformedYaml, UnsupportedMediaType
+from .body import MAX_BODY_BYTES, SCENARIO_JSON, DuplicateKey, is_json_media_type, parse_json
+from .errors import Detail, MalformedYaml, PayloadTooLarge, UnsupportedMediaType
 from .scenario_text import Located, Unreadable, read
 from .scenarios import ScenarioLoader
 from .spec import MAX_DETAILS
 
 JSON = "application/json"
+# What a YAML body may stand for, as compact JSON: twice the body limit, which YAML without aliases never reaches
+# (its quoting-free scalars save at most half of JSON's bytes; real documents about nothing).
+MAX_EXPANDED_BYTES = 2 * MAX_BODY_BYTES
 # One worker: documents are judged one at a time, so the event loop keeps at least half the interpreter.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="state-document")
 
@@ -68,7 +71,35 @@ def _read_yaml(raw: bytes) -> ScenarioBody:
         document = read(text)
     except Unreadable as exc:
         raise _unreadable(exc.problems) from None
+    if _json_size_over(document.data, MAX_EXPANDED_BYTES):
+        raise PayloadTooLarge(
+            f"The YAML body expands, through its aliases, to more than {MAX_EXPANDED_BYTES} bytes of JSON (twice "
+            "what a JSON body may have)."
+        )
     return ScenarioBody(document.data, [located(p) for p in document.problems])
+
+
+def _json_size_over(data: Any, limit: int) -> bool:
+    """Whether `data` written as compact JSON takes more than `limit` bytes (escapes not counted), found without
+    writing it and stopping at the limit. Aliases let 160 kB of YAML stand for 13.7 MB of JSON (40,000 copies of
+    one proposal, which a session then held: 37 MB; the reading rules allow it, under 1,000,000 nodes)."""
+    size = 0
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            size += 1 + sum(len(key) + 4 for key in value)  # {"key":...,}
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            size += 1 + len(value)
+            pending.extend(value)
+        elif isinstance(value, str):
+            size += len(value.encode("utf-8", "surrogatepass")) + 2
+        else:
+            size += len(str(value))  # numbers, true, false, null: about their length
+        if size > limit:
+            return True
+    return False
 
 
 def _read_json(raw: bytes, content_type: str) -> ScenarioBody:

@@ -461,3 +461,30 @@ def test_no_body_answers_anything_but_the_contracts_answers(app, body, content_t
         assert error["code"] in ("invalid_request", "malformed_json", "malformed_yaml"), error
         if error["code"] == "malformed_yaml":
             assert all(LOCATED.match(d["message"]) for d in error["details"]), error
+
+
+def test_a_yaml_body_whose_aliases_stand_for_more_than_2_mib_of_json_is_413(client):
+    """160 kB of YAML, one proposal and 40,000 aliases of it: within the reading rules (under 1,000,000 nodes),
+    but it would have the session hold 13.7 MB of state. Under the bound, the same aliases load."""
+    proposal = (
+        "{limit_update_request_id: 3bf894ef-a451-40c5-990b-2df7bd0b4644, target: account, pix: {withdraw: "
+        '[{start_time: "06:00:00-03:00", amount: 900000}]}, analysis_status: automatically_approved, '
+        "client_notification_status: awaiting_notification_period, limit_update_request_status: applied, "
+        'event_date: "2026-11-23T15:27:51.186-03:00"}'
+    )
+
+    def document(copies: int) -> bytes:
+        aliases = ", ".join(["*p"] * copies)
+        account = (
+            '{account_id: "0001-000001", registration_date: "2026-01-10T09:00:00-03:00", '
+            'limit: {pix: {withdraw: [{start_time: "06:00:00-03:00", amount: 500000}]}}, '
+            f"limit_update_requests: [&p {proposal}, {aliases}]}}"
+        )
+        return f"events: []\naccounts: [{account}]\n".encode()
+
+    big = document(40_000)
+    assert len(big) < 200_000
+    refused = client.put("/__mock/state", content=big, headers=YAML)
+    assert "through its aliases" in assert_error(refused, 413, "payload_too_large")["message"]
+    assert client.put("/__mock/state", content=document(99), headers=YAML).status_code == 200
+    assert len(client.get("/__mock/accounts/0001-000001").json()["limit_update_requests"]) == 100
