@@ -15,7 +15,8 @@ from starlette.types import Receive, Scope, Send
 from .connection import ABORT_EXTENSION
 
 MAX_PIECES = 10  # a slow body is sent in at most this many pieces, one per pause
-# The pause between pieces. Tests replace it (monkeypatch) to hold the server between pieces: no timed tests.
+# Every pause of a fault (its delay_ms, a slow body's pauses). Tests replace it (monkeypatch) to hold the server in
+# a pause and let it go: no timed tests.
 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 

@@ -8,7 +8,6 @@ Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import enum
 import inspect
@@ -23,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from . import fault_replies
 from .auth import bearer_matches
 from .body import MISSING, is_json_media_type, parse_json, read_bytes
 from .coverage import Coverage
@@ -246,7 +246,7 @@ class OperationRunner:
         if fault.kind is FaultKind.SLOW_BODY:
             exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
         elif fault.delay_ms:
-            await asyncio.sleep(fault.delay_ms / 1000)
+            await fault_replies.sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
         if fault.kind is FaultKind.RESET:
             reply = Reply(0, off_spec=True, dropped=True)  # no status: nothing at all is sent
         elif fault.kind is FaultKind.MALFORMED:

@@ -441,6 +441,30 @@ def test_a_slow_answer_without_a_body_waits_before_its_head(served, monkeypatch)
     assert held.asked == [0.5]
 
 
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ({"kind": "reset"}, (b"", "reset")),
+        ({"kind": "malformed", "status": 502, "text": "<html>"}, (b"HTTP/1.1 502 Bad Gateway\r\n", "eof")),
+    ],
+)
+def test_a_fault_waits_its_delay_before_it_answers(served, monkeypatch, fault, expected):
+    url = served
+    held = HeldPauses()
+    monkeypatch.setattr(fault_replies, "sleep", held.sleep)
+    host, port = url.removeprefix("http://").split(":")
+    with httpx.Client(base_url=url) as admin:
+        add_fault(admin, operation_id="getExtraordinaryEvent", delay_ms=5000, **fault)
+    with socket.create_connection((host, int(port)), timeout=SAFETY) as sock:
+        sock.sendall(raw_get(PENDING_EVENT_PATH).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+        held.wait_for_pause()
+        assert nothing_more_yet(sock)  # held in the delay: no byte yet, and the connection still open
+        held.end_pause()
+        received, ended = read_to_end(sock)
+    assert (received[: len(expected[0])], ended) == expected
+    assert held.asked == [5.0]
+
+
 # --- the pure rule -----------------------------------------------------------------------------------
 
 
