@@ -17,7 +17,8 @@ from pathlib import Path
 
 from bench.cluster_bench import ClusterRow, cluster_section
 from bench.harness import CLIENT_CORE, ROOT, SERVER_CORE
-from bench.sections import Load, ScaleRow, ServerRow, SessionsResult, Startup
+from bench.load_stages import STAGES
+from bench.sections import Load, LoadStages, ScaleRow, ServerRow, SessionsResult, Startup
 from bench.servers import ENDPOINTS
 
 BARE_LABEL = "bare Starlette"
@@ -47,6 +48,7 @@ class Results:
     sessions: SessionsResult | None = None
     scale: list[ScaleRow] = field(default_factory=list)
     cluster: list[ClusterRow] = field(default_factory=list)
+    load_stages: LoadStages | None = None
 
     def row(self, label: str) -> ServerRow | None:
         return next((r for r in self.servers if r.label == label), None)
@@ -256,6 +258,38 @@ def scale_section(scale: list[ScaleRow]) -> list[str]:
     return out
 
 
+def load_stages_section(stages: LoadStages, scale: list[ScaleRow]) -> list[str]:
+    """Where a load's CPU goes, stage by stage, next to the rows' loads: the profile of what stands in the way."""
+    syntaxes = list(stages.by_syntax)
+    out = [
+        "### Where a load's CPU goes\n",
+        f"`bench/load_stages.py` on {stages.events:,} generated events of each syntax, pinned to one core and "
+        "without workers: the lean path's stages timed one after the other (CPU seconds), then the same load "
+        "timed whole. With workers the server itself only reads and cuts the file and joins the packed batches; "
+        "the other stages are spread over the cores, so a load's wall time is roughly the first row plus the "
+        "rest divided by the cores, plus the interpreter's start-up (the 1,000-event rows above).\n",
+        "| stage | what it does | " + " | ".join(f"{syntax} CPU s" for syntax in syntaxes) + " |",
+        "|---|---|" + "---:|" * len(syntaxes),
+    ]
+    for stage, what in STAGES.items():
+        values = [stages.by_syntax[syntax].get(stage, 0.0) for syntax in syntaxes]
+        out.append(f"| {stage} | {what} | " + " | ".join("(none)" if v == 0 else f"{v:.2f}" for v in values) + " |")
+    sums = [sum(stages.by_syntax[syntax].get(stage, 0.0) for stage in STAGES) for syntax in syntaxes]
+    out.append("| sum of the stages | | " + " | ".join(f"{v:.2f}" for v in sums) + " |")
+    totals = [stages.by_syntax[syntax]["total"] for syntax in syntaxes]
+    out.append("| the same load timed whole, one core | | " + " | ".join(f"**{v:.2f}**" for v in totals) + " |")
+    loads = [
+        next((s for s in scale if s.events == stages.events and s.syntax == x and s.load_s), None) for x in syntaxes
+    ]
+    out.append(
+        "| the row above: load (wall, every core, start-up included) | | "
+        + " | ".join("n/a" if row is None else f"{row.load_s:.2f} s" for row in loads)
+        + " |"
+    )
+    out.append("")
+    return out
+
+
 def _scale_targets(scale: list[ScaleRow]) -> list[str]:
     out = []
     for syntax in dict.fromkeys(s.syntax for s in scale):
@@ -369,6 +403,8 @@ def render(results: Results, info: RunInfo) -> str:
         out += sessions_section(results.sessions)
     if results.scale:
         out += scale_section(results.scale)
+    if results.load_stages is not None:
+        out += load_stages_section(results.load_stages, results.scale)
     if results.cluster:
         out += cluster_section(results.cluster, info.load)
     out += targets_section(results, info)

@@ -28,7 +28,7 @@ from pathlib import Path
 from bench.cluster_bench import bench_cluster
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
 from bench.report import Results, RunInfo, git_revision, render
-from bench.sections import Load, bench_scale, bench_servers, bench_sessions, bench_startup
+from bench.sections import Load, bench_load_stages, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
 SECTIONS = ("throughput", "startup", "sessions", "scale", "cluster")
@@ -158,8 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.cluster = bench_cluster(harness, load)
         if "scale" in sections:
             sizes = sorted(int(s) for s in args.scale.split(",") if s.strip())
-            for syntax in [s.strip() for s in args.scale_syntax.split(",") if s.strip()]:
+            syntaxes = [s.strip() for s in args.scale_syntax.split(",") if s.strip()]
+            for syntax in syntaxes:
                 results.scale += bench_scale(harness, sizes, syntax, load, deadline, args.time_budget)
+            results.load_stages = bench_load_stages(harness, syntaxes)
     elapsed = time.monotonic() - started
     info = RunInfo(command, revision, load, args.anchors, args.nice, harness.pin, harness.tree, elapsed)
     args.output.write_text(render(results, info), encoding="utf-8")

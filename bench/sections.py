@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from bench.harness import (
     BENCH,
     PYTHON,
+    SERVER_CORE,
     WORK,
     Harness,
     Running,
@@ -344,3 +345,37 @@ def bench_scale(
         if row.load_s is not None:
             projection.learn(row)
     return rows
+
+
+@dataclass
+class LoadStages:
+    """CPU seconds per stage of the lean load of the same 100k events, per syntax, on one core."""
+
+    events: int
+    by_syntax: dict[str, dict[str, float]]
+
+
+def bench_load_stages(harness: Harness, syntaxes: Sequence[str], events: int = 100_000) -> LoadStages | None:
+    """bench/load_stages.py on a generated file of each syntax, pinned to one core, with no workers: what each
+    stage of a load costs, and so what stands between a load and its target."""
+    by_syntax: dict[str, dict[str, float]] = {}
+    directory = WORK / "load-stages"
+    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        for syntax in syntaxes:
+            path = directory / f"{syntax}.yaml"
+            subprocess.run(
+                [PYTHON, str(BENCH / "gen_scenario.py"), str(events), str(path), "--syntax", syntax],
+                check=True,
+                capture_output=True,
+            )
+            argv = harness.pinned(SERVER_CORE, [PYTHON, "-m", "bench.load_stages", str(path), "--syntax", syntax])
+            done = subprocess.run(argv, check=True, capture_output=True, text=True, cwd=harness.tree, timeout=300)
+            by_syntax[syntax] = json.loads(done.stdout)
+            log(f"load stages ({syntax}, {events:,} events, one core): {by_syntax[syntax]['total']:.2f} CPU s in all")
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        log(f"load stages: failed: {str(exc).splitlines()[0][:200]}")
+        return None
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return LoadStages(events, by_syntax)

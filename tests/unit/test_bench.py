@@ -9,8 +9,9 @@ import pytest
 
 from bench.gen_scenario import event_key, write_scenario
 from bench.harness import WrkResult, parse_wrk
-from bench.report import Results, RunInfo, render
-from bench.sections import Load, ScaleRow, ServerRow, SessionsResult, Startup
+from bench.load_stages import STAGES, stages
+from bench.report import Results, RunInfo, load_stages_section, render
+from bench.sections import Load, LoadStages, ScaleRow, ServerRow, SessionsResult, Startup
 from mock_server.scenarios import ScenarioLoader
 from mock_server.spec import Specs
 
@@ -98,3 +99,28 @@ def test_a_generated_scenario_loads_with_the_keys_a_load_generator_computes(
     assert set(scenario.events) == {event_key(i) for i in range(40)}
     if syntax == "json":
         json.loads((tmp_path / "scale.yaml").read_text())  # JSON syntax indeed, which YAML includes
+
+
+@pytest.mark.parametrize("syntax", ["json", "yaml"])
+def test_the_load_stages_time_every_stage_of_a_real_lean_load(tmp_path: Path, syntax: str) -> None:
+    """bench/load_stages.py runs the lean path's own stages (it breaks if they are renamed or change shape)."""
+    path = tmp_path / "scale.yaml"
+    write_scenario(3000, path, syntax)
+    spent = stages(path, syntax)
+    assert spent["events"] == 3000
+    assert set(STAGES) <= set(spent)
+    parsed = ("rapidyaml", "YAML screen", "YAML 1.1 check")
+    for stage in STAGES:
+        assert (spent[stage] > 0) is (syntax == "yaml" or stage not in parsed), stage
+    assert spent["total"] > 0
+
+
+def test_the_load_stages_table_shows_each_syntax_beside_the_rows_loads() -> None:
+    spent = {stage: 0.1 for stage in STAGES}
+    by_syntax = {"json": {**spent, "rapidyaml": 0.0, "total": 1.5}, "yaml": {**spent, "total": 2.5}}
+    scale = [ScaleRow(100_000, "json", 58.0, 1.5, 1.4, 90, 110, result(9000))]
+    text = "\n".join(load_stages_section(LoadStages(100_000, by_syntax), scale))
+    assert "| stage | what it does | json CPU s | yaml CPU s |" in text
+    assert "| rapidyaml | parse a batch and write it as JSON (rapidyaml, C++) | (none) | 0.10 |" in text
+    assert "| the same load timed whole, one core | | **1.50** | **2.50** |" in text
+    assert "| the row above: load (wall, every core, start-up included) | | 1.40 s | n/a |" in text
