@@ -21,6 +21,7 @@ import threading
 from array import array
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .body import SCENARIO_JSON, DuplicateKey
@@ -130,8 +131,17 @@ class Batches:
         if self._pool is None:
             global _WORKER_CHECK
             _WORKER_CHECK = self._event_check
-            self._pool = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("fork"))
-        self._pending.append((syntax, text, self._pool.submit(_pack, syntax, text)))
+            try:
+                self._pool = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("fork"))
+            except (OSError, ImportError):  # no semaphores (a container without a writable /dev/shm): alone
+                self._workers = 0
+                self._here(syntax, text)
+                return
+        try:
+            future = self._pool.submit(_pack, syntax, text)
+        except OSError as exc:  # fork refused (out of memory, a process limit): the reader starts again alone
+            raise BrokenProcessPool(str(exc)) from exc
+        self._pending.append((syntax, text, future))
         if len(self._pending) > 2 * self._workers:  # bounded: the reader may not run far ahead
             self._join_oldest()
 

@@ -159,3 +159,23 @@ def test_a_worker_that_dies_leaves_the_file_to_be_read_without_workers(
     assert lean(path) is not None
     assert two_workers == [2]
     assert exact(LOADER.load_file(path)) == exact(full_path(path))
+
+
+class NoSemaphores(ProcessPoolExecutor):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise OSError(38, "Function not implemented")  # sem_open without a writable /dev/shm
+
+
+class ForkRefused(CountedPool):
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError(12, "Cannot allocate memory")
+
+
+@pytest.mark.parametrize("pool", [NoSemaphores, ForkRefused])
+def test_workers_that_cannot_start_leave_the_file_to_be_read_alone(
+    tmp_path: Path, two_workers: list[int], monkeypatch: pytest.MonkeyPatch, pool: type[ProcessPoolExecutor]
+) -> None:
+    path = generated(tmp_path, "json")
+    monkeypatch.setattr(batch_packing, "ProcessPoolExecutor", pool)
+    assert lean(path) is not None
+    assert exact(LOADER.load_file(path)) == exact(full_path(path))
