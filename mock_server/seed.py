@@ -92,6 +92,7 @@ class PackedBatch:
 
     buffer: bytes
     offsets: array[int]
+    key_hashes: array[int]
     words: tuple[str, ...]
     has_objects: bool
 
@@ -106,10 +107,13 @@ class SeedBuilder:
         self._words: list[str] = list(_USUAL_WORDS)
         self._word_index: dict[str, int] = {word: index for index, word in enumerate(_USUAL_WORDS)}
         self._offsets = array("Q")
+        self._key_hashes = array("q")  # hash() of each record's key bytes: the table is built from these
 
     def batch(self) -> PackedBatch:
         """What was packed here, to be joined to another builder."""
-        return PackedBatch(bytes(self._buffer), self._offsets, tuple(self._words), bool(self._objects))
+        return PackedBatch(
+            bytes(self._buffer), self._offsets, self._key_hashes, tuple(self._words), bool(self._objects)
+        )
 
     def join(self, batch: PackedBatch) -> bool:
         """Append a batch packed by another builder, when its records mean here what they meant there: its
@@ -120,6 +124,7 @@ class SeedBuilder:
         base = len(self._buffer)
         self._buffer += batch.buffer
         self._offsets.extend([offset + base for offset in batch.offsets])
+        self._key_hashes.extend(batch.key_hashes)  # a forked worker's hash() is this process's: same secret
         return True
 
     def _word(self, word: str) -> int:
@@ -134,6 +139,7 @@ class SeedBuilder:
     def _record(self, key: str, body: bytes) -> None:
         encoded = key.encode("utf-8")
         self._offsets.append(len(self._buffer))
+        self._key_hashes.append(hash(encoded))
         self._buffer += _RECORD.pack(_RECORD.size + len(encoded) + len(body), len(encoded))
         self._buffer += encoded
         self._buffer += body
@@ -230,7 +236,7 @@ class SeedBuilder:
         self._record(key, b"".join(parts))
 
     def build(self) -> SeedEvents:
-        return SeedEvents._packed(self._buffer, self._objects, self._words, self._offsets)
+        return SeedEvents._packed(self._buffer, self._objects, self._words, self._offsets, self._key_hashes)
 
 
 class SeedEvents(Mapping[str, Event]):
@@ -244,37 +250,44 @@ class SeedEvents(Mapping[str, Event]):
         builder = SeedBuilder()
         for event in events:  # one at a time: a caller may hand them over as it parses
             builder.add(event)
-        self._adopt(builder._buffer, builder._objects, builder._words, builder._offsets)
+        self._adopt(builder._buffer, builder._objects, builder._words, builder._offsets, builder._key_hashes)
 
     @classmethod
-    def _packed(cls, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int]) -> SeedEvents:
+    def _packed(
+        cls, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int], key_hashes: array[int]
+    ) -> SeedEvents:
         seed = cls.__new__(cls)
-        seed._adopt(buffer, objects, words, offsets)
+        seed._adopt(buffer, objects, words, offsets, key_hashes)
         return seed
 
-    def _adopt(self, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int]) -> None:
+    def _adopt(
+        self, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int], key_hashes: array[int]
+    ) -> None:
         self._buffer = buffer
         self._objects = objects
         self._words = words
         self._count = len(offsets)
-        self._slots = self._table(offsets)
+        self._slots = self._table(offsets, key_hashes)
         self._recent: dict[str, Event] = {}
 
-    def _table(self, offsets: array[int]) -> array[int]:
-        """Open addressing, linear probing, at most half full: a hit takes 1.5 probes on average."""
+    def _table(self, offsets: array[int], key_hashes: array[int]) -> array[int]:
+        """Open addressing, linear probing, at most half full: a hit takes 1.5 probes on average. Built from the
+        keys' hashes taken as they were packed (slicing each key out of the buffer again was most of the time):
+        a slot's own hash is kept aside while building, and keys are compared only when two hashes are equal."""
         size = 8
         while size < 2 * len(offsets):
             size *= 2
         slots = array("Q", bytes(8 * size))
+        slot_hashes = array("q", bytes(8 * size))
         mask = size - 1
-        for offset in offsets:
-            key = self._key_at(offset)
-            index = hash(key) & mask
+        for offset, key_hash in zip(offsets, key_hashes, strict=True):
+            index = key_hash & mask
             while slots[index] != _EMPTY:
-                if self._key_at(slots[index] - 1) == key:
-                    raise ValueError(f"event key {key.decode()} appears more than once")
+                if slot_hashes[index] == key_hash and self._key_at(slots[index] - 1) == self._key_at(offset):
+                    raise ValueError(f"event key {self._key_at(offset).decode()} appears more than once")
                 index = (index + 1) & mask
             slots[index] = offset + 1
+            slot_hashes[index] = key_hash
         return slots
 
     # --- reading --------------------------------------------------------------------------------

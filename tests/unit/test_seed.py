@@ -222,3 +222,16 @@ def test_an_event_packed_from_its_scenario_data_reads_back_as_the_event_the_data
     key = str(data["extraordinary_event_conciliation_key"]).lower()
     assert list(seed) == [key]
     assert exact(seed[key]) == exact(event_from_scenario(data, key))
+
+
+def test_keys_whose_hashes_are_all_equal_are_told_apart_by_their_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table is built from the hashes taken at packing: equal hashes must still compare the keys."""
+    import mock_server.seed as seed_module
+
+    monkeypatch.setattr(seed_module, "hash", lambda value: 7, raising=False)
+    events = [an_event(key=f"00000000-0000-4000-8000-{i:012x}") for i in range(20)]
+    seed = SeedEvents(events)
+    assert [exact(seed[e.key]) for e in events] == [exact(e) for e in events]
+    assert "00000000-0000-4000-8000-999999999999" not in seed
+    with pytest.raises(ValueError, match="appears more than once"):
+        SeedEvents([*events, an_event(key=events[5].key, status=CANCELED, paid_at=None)])
