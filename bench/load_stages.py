@@ -24,7 +24,7 @@ from mock_server import scenario_text
 from mock_server.batch_packing import Sink
 from mock_server.body import SCENARIO_JSON
 from mock_server.events import cross_check_event
-from mock_server.scenario_stream import BATCH_ITEMS, _read, _Reader
+from mock_server.scenario_stream import BATCH_CHARS, _read, _Reader
 from mock_server.scenarios import ScenarioLoader
 from mock_server.spec import load_specs
 from mock_server.yaml_blocks import split_events
@@ -60,7 +60,7 @@ def _cut(path: Path, syntax: str) -> tuple[list[str], list[Any]]:
     batches: list[str] = []
     with path.open(encoding="utf-8") as stream:
         if syntax == "yaml":
-            split_events(stream, batches.append, BATCH_ITEMS)
+            split_events(stream, batches.append, BATCH_CHARS)
             return batches, []
         reader = _Reader(stream)
         reader.expect("{")
@@ -70,7 +70,7 @@ def _cut(path: Path, syntax: str) -> tuple[list[str], list[Any]]:
             reader.expect(",")
         reader.expect(":")
         reader.expect("[")
-        while (text := reader.cut(BATCH_ITEMS)) is not None:
+        while (text := reader.cut(BATCH_CHARS)) is not None:
             batches.append(text)
         tail = [reader.value()]
         while reader.expect(",", "]") == ",":

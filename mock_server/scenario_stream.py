@@ -35,7 +35,7 @@ from .spec import SchemaCheck
 from .yaml_blocks import NotBlockLayout, split_events
 
 CHUNK = 1 << 20  # characters read at a time
-BATCH_ITEMS = yaml_blocks.BATCH_ITEMS  # events decoded at a time
+BATCH_CHARS = yaml_blocks.BATCH_CHARS  # text of whole events decoded at a time
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, and only JSON's (the full path decides about any other)
 # A \uD800-\uDFFF escape may make a lone surrogate, which the full path reports: it decides.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -97,22 +97,19 @@ class _Reader:
             self._at = end
             return value
 
-    def cut(self, items: int) -> str | None:
-        """The text of up to `items` whole events from here (an event's `{`), up to the `}` of the last one
-        followed by another event; the reader is left at that next event. None when no next event is in
-        sight: the last ones are read by `value()`."""
-        while True:
-            ends = []
-            for found in _NEXT_EVENT.finditer(self._text, self._at):
-                ends.append(found)
-                if len(ends) == items:
-                    break
-            if len(ends) == items or not self._more():
-                break
-        if not ends:
+    def cut(self, chars: int) -> str | None:
+        """The text of whole events from here (an event's `{`), about `chars` long: up to the `}` of the last one
+        before the first `},{"extraordinary_event_conciliation_key"` at or after `chars` characters; the reader is
+        left at that next event. None when none is in sight: the last ones are read by `value()`."""
+        while len(self._text) - self._at <= chars and self._more():
+            pass
+        found = _NEXT_EVENT.search(self._text, min(self._at + chars, len(self._text)))
+        while found is None and self._more():  # the window ended inside an event: read on to its end
+            found = _NEXT_EVENT.search(self._text, min(self._at + chars, len(self._text)))
+        if found is None:
             return None
-        text = self._text[self._at : ends[-1].start() + 1]
-        self._at = ends[-1].end()
+        text = self._text[self._at : found.start() + 1]
+        self._at = found.end()
         return text
 
 
@@ -122,7 +119,7 @@ def _events(reader: _Reader, batches: Batches) -> None:
     if reader.peek() == "]":
         reader.expect("]")
         return
-    while (text := reader.cut(BATCH_ITEMS)) is not None:
+    while (text := reader.cut(BATCH_CHARS)) is not None:
         batches.submit("json", text)
     while True:
         batches.add(reader.value())
@@ -183,7 +180,7 @@ def _read_block_yaml(
     sink = Sink(event_check)
     batches = Batches(sink, event_check, workers)
     try:
-        rest_text = split_events(stream, lambda text: batches.submit("yaml", text), BATCH_ITEMS)
+        rest_text = split_events(stream, lambda text: batches.submit("yaml", text), BATCH_CHARS)
         batches.finish()
     finally:
         batches.close()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 BLOCK = 1 << 22  # characters read at a time
-BATCH_ITEMS = 2000  # events parsed at a time: big enough that per-batch costs vanish, small for the peak
+BATCH_CHARS = 1 << 20  # text parsed at a time (about 1,800 events): per-batch costs vanish, the peak stays small
 _EVENTS_KEY = re.compile(r"^events:[ ]*\n", re.MULTILINE)
 _CONTENT_LINE = re.compile(r"^( *)(\S)", re.MULTILINE)
 
@@ -39,16 +39,16 @@ def _block_end(indent: int) -> re.Pattern[str]:
 
 
 class _Splitter:
-    def __init__(self, on_batch: Callable[[str], None], batch_items: int) -> None:
+    def __init__(self, on_batch: Callable[[str], None], batch_chars: int) -> None:
         self._on_batch = on_batch
-        self._batch_items = batch_items
+        self._batch_chars = batch_chars
         self._rest: list[str] = []
         self._state = "before"  # -> "indent" (after `events:`) -> "items" -> "after"
         self._end: re.Pattern[str] | None = None
         self._indent = 0
         self._dash = ""
         self._batch: list[str] = []  # text of the batch being gathered
-        self._items = 0  # items started in the batch
+        self._gathered = 0  # its length
 
     def lines(self, text: str) -> None:
         """Whole lines, in order."""
@@ -81,7 +81,7 @@ class _Splitter:
 
     def _items_from(self, text: str, at: int) -> int:
         """Gather the items from `at` (a line start) to the end of the block or of the text; cut a batch before
-        every `batch_items`-th dash."""
+        the first dash once it holds `batch_chars` characters (one search a batch, not one an item)."""
         assert self._end is not None
         ended = self._end.match("\n" + text[at : at + self._indent + 2])  # the first line has no newline before it
         end = at - 1 if ended else None
@@ -90,35 +90,37 @@ class _Splitter:
             end = found.start() if found else None
         limit = len(text) if end is None else end + 1
         start = at
-        if at == 0 and text.startswith(self._dash[1:]) and text[len(self._dash) - 1 : len(self._dash)] in (" ", "\n"):
-            self._items += 1  # a dash on the first line of the text: no newline before it to find
-            if self._items > self._batch_items:
-                self._flush()
-                self._items = 1
-        at = max(at - 1, 0)  # the newline that ends the line before: dashes are found with theirs
+        if at == 0 and self._gathered >= self._batch_chars and self._next_dash("\n" + text[: len(self._dash)], 0) == 0:
+            self._flush()  # a full batch, and a dash on the text's first line (its newline ended the text before)
         while True:
-            dash = text.find(self._dash, at, limit)
+            dash = self._next_dash(text, max(start, start + self._batch_chars - self._gathered - 1), limit)
             if dash < 0:
                 break
-            at = dash + len(self._dash)
-            if text[at : at + 1] not in (" ", "\n"):
-                continue
-            self._items += 1
-            if self._items > self._batch_items:
-                self._batch.append(text[start : dash + 1])
-                self._flush()
-                self._items = 1
-                start = dash + 1
+            self._batch.append(text[start : dash + 1])
+            self._flush()
+            start = dash + 1
         self._batch.append(text[start:limit])
+        self._gathered += limit - start
         if end is None:
             return limit
         self._flush()
         self._state = "after"
         return limit
 
+    def _next_dash(self, text: str, at: int, limit: int | None = None) -> int:
+        """Where the first item's dash line from `at` begins (the position of the newline before it), or -1."""
+        while True:
+            dash = text.find(self._dash, at, len(text) if limit is None else limit)
+            if dash < 0:
+                return -1
+            after = dash + len(self._dash)
+            if text[after : after + 1] in (" ", "\n"):
+                return dash
+            at = after
+
     def _flush(self) -> None:
         batch = "".join(self._batch)
-        self._batch, self._items = [], 0
+        self._batch, self._gathered = [], 0
         if batch:
             self._on_batch(batch)
 
@@ -130,11 +132,12 @@ class _Splitter:
         return "".join(self._rest)
 
 
-def split_events(stream: TextIO, on_batch: Callable[[str], None], batch_items: int = BATCH_ITEMS) -> str:
-    """Hand the text of the top-level `events:` block sequence to `on_batch`, `batch_items` items at a time and
-    in order; return the rest of the document, where `events:` is left as a key with no value. NotBlockLayout
-    when `events:` is followed by anything but a block sequence, or given twice."""
-    splitter = _Splitter(on_batch, batch_items)
+def split_events(stream: TextIO, on_batch: Callable[[str], None], batch_chars: int = BATCH_CHARS) -> str:
+    """Hand the text of the top-level `events:` block sequence to `on_batch` in batches of whole items, each
+    cut at the first dash after `batch_chars` characters, in order; return the rest of the document, where
+    `events:` is left as a key with no value. NotBlockLayout when `events:` is followed by anything but a block
+    sequence, or given twice."""
+    splitter = _Splitter(on_batch, batch_chars)
     carry = ""
     while True:
         block = stream.read(BLOCK)

@@ -34,10 +34,10 @@ class CountedPool(ProcessPoolExecutor):
 
 @pytest.fixture
 def two_workers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Every file packed by two forked workers, 50 events a batch."""
+    """Every file packed by two forked workers, about 50 events a batch."""
     pools.clear()
     monkeypatch.setattr(scenario_stream, "workers_for", lambda size: 2)
-    monkeypatch.setattr(scenario_stream, "BATCH_ITEMS", 50)
+    monkeypatch.setattr(scenario_stream, "BATCH_CHARS", 50 * 580)
     monkeypatch.setattr(batch_packing, "ProcessPoolExecutor", CountedPool)
     return pools
 

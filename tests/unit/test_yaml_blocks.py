@@ -40,22 +40,23 @@ def lean(path: Path) -> Any:
 # --- the cut itself -------------------------------------------------------------------------
 
 
-def cut(text: str, batch_items: int = 2) -> tuple[list[str], str]:
+def cut(text: str, batch_chars: int = 1) -> tuple[list[str], str]:
     batches: list[str] = []
-    rest = split_events(io.StringIO(text), batches.append, batch_items)
+    rest = split_events(io.StringIO(text), batches.append, batch_chars)
     return batches, rest
 
 
 def test_items_are_cut_in_batches_at_their_dashes_and_the_rest_keeps_the_key() -> None:
+    """A batch ends before the first dash after `batch_chars` characters (15: after `- a: 3`)."""
     text = "description: d\nevents:\n- a: 1\n  b: 2\n- a: 3\n- a: 4\naccounts: []\n"
-    batches, rest = cut(text)
+    batches, rest = cut(text, batch_chars=15)
     assert batches == ["- a: 1\n  b: 2\n- a: 3\n", "- a: 4\n"]
     assert rest == "description: d\nevents:\naccounts: []\n"
 
 
 def test_an_indented_sequence_ends_at_the_first_line_less_indented() -> None:
     text = "events:\n  - a: 1\n\n    b: 2\n  - a: 3\nx: 1\n"
-    batches, rest = cut(text, batch_items=5)
+    batches, rest = cut(text, batch_chars=1000)
     assert batches == ["  - a: 1\n\n    b: 2\n  - a: 3\n"]
     assert rest == "events:\nx: 1\n"
 
@@ -74,10 +75,10 @@ def test_a_line_at_the_dashes_indentation_that_is_no_dash_goes_to_the_rest(text:
 
 def test_the_cut_does_not_depend_on_where_the_reads_end(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "events:\n" + "".join(f"  - a: {i}\n    b: [1, 2]\n" for i in range(50)) + "after: 1\n"
-    whole = cut(text, batch_items=7)
+    whole = cut(text, batch_chars=70)
     for block in (1, 2, 3, 5, 11, 64):
         monkeypatch.setattr(yaml_blocks, "BLOCK", block)
-        assert cut(text, batch_items=7) == whole
+        assert cut(text, batch_chars=70) == whole
     assert "".join(whole[0]) + "after: 1\n" == text[len("events:\n") :]
 
 
@@ -98,10 +99,10 @@ def test_the_default_scenario_in_block_yaml_loads_lean_and_exactly(tmp_path: Pat
     assert exact(LOADER.load_file(path)) == exact(full_path(path))
 
 
-@pytest.mark.parametrize("batch_items", [1, 2, 1000])
+@pytest.mark.parametrize("batch_chars", [1, 2, 1000])
 @pytest.mark.parametrize("indent", [0, 4])
 def test_a_generated_yaml_scenario_loads_lean_exactly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_items: int, indent: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_chars: int, indent: int
 ) -> None:
     path = tmp_path / "scale.yaml"
     subprocess.run(
@@ -112,7 +113,7 @@ def test_a_generated_yaml_scenario_loads_lean_exactly(
         body, _, tail = events.partition("\naccounts:")
         shifted = "".join(" " * indent + line if line else line for line in body.splitlines(keepends=True))
         path.write_text(f"{head}events:\n{shifted}\naccounts:{tail}" if tail else f"{head}events:\n{shifted}")
-    monkeypatch.setattr(scenario_stream, "BATCH_ITEMS", batch_items)
+    monkeypatch.setattr(scenario_stream, "BATCH_CHARS", batch_chars)
     found = lean(path)
     assert found is not None
     assert len(found[1]) == 300
@@ -143,12 +144,12 @@ GIVE_UP = {
 }
 
 
-@pytest.mark.parametrize("batch_items", [1, 1000])
+@pytest.mark.parametrize("batch_chars", [1, 1000])
 @pytest.mark.parametrize("case", GIVE_UP)
 def test_anything_the_cut_could_get_wrong_gets_the_full_paths_verdict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, batch_items: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, batch_chars: int
 ) -> None:
-    monkeypatch.setattr(scenario_stream, "BATCH_ITEMS", batch_items)
+    monkeypatch.setattr(scenario_stream, "BATCH_CHARS", batch_chars)
     path = write(tmp_path, GIVE_UP[case])
     found = lean(path)
     assert found is None or LOADER.problems(found[0]), "the lean path would have taken it"
