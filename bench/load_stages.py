@@ -24,7 +24,7 @@ from mock_server import scenario_text
 from mock_server.batch_packing import Sink
 from mock_server.body import SCENARIO_JSON
 from mock_server.events import cross_check_event
-from mock_server.scenario_stream import BATCH_CHARS, _read, _Reader
+from mock_server.scenario_stream import BATCH_CHARS, BYTES_PER_EVENT, _read, _Reader
 from mock_server.scenarios import ScenarioLoader
 from mock_server.spec import load_specs
 from mock_server.yaml_blocks import split_events
@@ -39,8 +39,8 @@ STAGES = {
     "YAML 1.1 check": "no text that YAML 1.1 would read as something else (jsonschema-rs)",
     "schema": "each event against the ScenarioEvent schema (jsonschema-rs)",
     "cross-checks": "each event's consistency rules (status, amounts, dates)",
-    "packing": "each event packed into the seed's buffer",
-    "seed table": "instalment keys unique, the key table built",
+    "packing": "each event packed into the seed's buffer, its key into the key table",
+    "key checks": "every event_conciliation_key once in the file",
 }
 
 
@@ -91,20 +91,18 @@ def _decoded(clock: _Clock, syntax: str, text: str) -> list[Any]:
 
 
 def _checked_and_packed(clock: _Clock, sink: Sink, valid: Callable[[Any], bool], events: list[Any]) -> None:
-    hashes = sink._conciliation_hashes
-
     def pack() -> None:
         for event in events:
             sink._builder.add_scenario_event(event)
 
     def conciliation_keys() -> None:
         for event in events:
-            hashes.extend([hash(i["event_conciliation_key"].lower()) for i in event["event_conciliation_list"]])
+            sink._note([hash(i["event_conciliation_key"].lower()) for i in event["event_conciliation_list"]])
 
     clock.time("schema", lambda: [valid(event) for event in events])
     clock.time("cross-checks", lambda: [cross_check_event(event) for event in events])
     clock.time("packing", pack)
-    clock.time("seed table", conciliation_keys)
+    clock.time("key checks", conciliation_keys)
 
 
 def stages(path: Path, syntax: str) -> dict[str, Any]:
@@ -122,7 +120,7 @@ def stages(path: Path, syntax: str) -> dict[str, Any]:
 def _stages(path: Path, syntax: str, loader: ScenarioLoader) -> dict[str, Any]:
     assert loader.event_check is not None
     clock = _Clock()
-    sink = Sink(loader.event_check)
+    sink = Sink(loader.event_check, expected=path.stat().st_size // BYTES_PER_EVENT)
     valid = loader.event_check.fast.is_valid
     batches, tail = clock.time("read and cut", lambda: _cut(path, syntax))
     events = len(tail)
@@ -131,7 +129,7 @@ def _stages(path: Path, syntax: str, loader: ScenarioLoader) -> dict[str, Any]:
         events += len(data)
         _checked_and_packed(clock, sink, valid, data)
     _checked_and_packed(clock, sink, valid, tail)
-    clock.time("seed table", sink.seed)
+    clock.time("key checks", sink.seed)
     started = time.process_time()
     whole = _read(path, loader.event_check, 0)  # no workers
     total = time.process_time() - started

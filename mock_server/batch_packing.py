@@ -20,6 +20,7 @@ import os
 import threading
 from array import array
 from collections import deque
+from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -39,19 +40,64 @@ class GiveUp(Exception):
     """Not a plainly valid scenario: the full path reads it."""
 
 
-class Sink:
-    """Where the events go: each checked and packed; anything short of plainly valid gives up."""
+class _Hashes:
+    """A set of hashes in one array (open addressing, linear probing, at most half full), filled as the load
+    goes: a Python set of 2.5M instalment keys' hashes cost 150 MB and a pass of its own after the last batch."""
 
-    def __init__(self, event_check: SchemaCheck) -> None:
+    def __init__(self, expected: int) -> None:
+        size = 8
+        while size < 2 * expected:
+            size *= 2
+        self._slots = array("q", bytes(8 * size))
+        self._count = 0
+
+    def add_new(self, value: int) -> bool:
+        """Add the hash; False when it is there already."""
+        value = value or 1  # 0 marks a free slot; 0 and 1 are then one hash, which only costs a false alarm
+        if 2 * (self._count + 1) > len(self._slots):
+            held = [v for v in self._slots if v]
+            self._slots = array("q", bytes(16 * len(self._slots)))
+            self._count = 0
+            for v in held:
+                self.add_new(v)
+        slots, mask = self._slots, len(self._slots) - 1
+        index = value & mask
+        while slots[index]:
+            if slots[index] == value:
+                return False
+            index = (index + 1) & mask
+        slots[index] = value
+        self._count += 1
+        return True
+
+
+class Sink:
+    """Where the events go: each checked and packed; anything short of plainly valid gives up.
+
+    `expected`: about how many events will come. `joinable`: a worker's, whose records and instalment hashes are
+    handed to another Sink (`packed`, `join`) that checks the keys of them all."""
+
+    def __init__(self, event_check: SchemaCheck, expected: int = 0, joinable: bool = False) -> None:
         self._valid = event_check.fast.is_valid
-        self._builder = SeedBuilder()
-        self._conciliation_hashes = array("q")
+        self._builder = SeedBuilder(expected, indexed=not joinable)
+        self._joinable = joinable
+        self._conciliation_hashes = array("q")  # joinable: handed over
+        self._conciliation_seen = _Hashes(0 if joinable else 3 * expected)  # else: checked as they come
+
+    def _note(self, hashes: Iterable[int]) -> None:
+        if self._joinable:
+            self._conciliation_hashes.extend(hashes)
+            return
+        add_new = self._conciliation_seen.add_new
+        for value in hashes:
+            if not add_new(value):
+                raise GiveUp  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
 
     def add(self, data: Any) -> None:
         if type(data) is not dict or not self._valid(data) or cross_check_event(data):
             raise GiveUp
-        self._conciliation_hashes.extend([hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS]])
-        self._builder.add_scenario_event(data)
+        self._note([hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS]])
+        self._builder.add_scenario_event(data)  # ValueError: an event key twice
 
     def packed(self) -> tuple[PackedBatch, array[int]]:
         return self._builder.batch(), self._conciliation_hashes
@@ -59,14 +105,11 @@ class Sink:
     def join(self, batch: PackedBatch, conciliation_hashes: array[int]) -> bool:
         if not self._builder.join(batch):
             return False
-        self._conciliation_hashes.extend(conciliation_hashes)
+        self._note(conciliation_hashes)
         return True
 
     def seed(self) -> SeedEvents:
-        hashes = self._conciliation_hashes
-        if len(set(hashes)) != len(hashes):
-            raise GiveUp  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
-        return self._builder.build()  # ValueError: an event key twice
+        return self._builder.build()
 
 
 def decode(syntax: str, text: str) -> list[Any]:
@@ -88,7 +131,7 @@ _WORKER_CHECK: SchemaCheck | None = None  # set before the workers are forked: t
 def _pack(syntax: str, text: str) -> tuple[PackedBatch, array[int]] | None:
     """In a worker: the batch packed by a builder of its own, or None when it is not plainly valid."""
     assert _WORKER_CHECK is not None
-    sink = Sink(_WORKER_CHECK)
+    sink = Sink(_WORKER_CHECK, joinable=True)
     try:
         for data in decode(syntax, text):
             sink.add(data)

@@ -35,6 +35,7 @@ from .spec import SchemaCheck
 from .yaml_blocks import NotBlockLayout, split_events
 
 CHUNK = 1 << 20  # characters read at a time
+BYTES_PER_EVENT = 500  # about, in a file: sizes the tables the load fills (they grow past it)
 BATCH_CHARS = yaml_blocks.BATCH_CHARS  # text of whole events decoded at a time
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, and only JSON's (the full path decides about any other)
 # A \uD800-\uDFFF escape may make a lone surrogate, which the full path reports: it decides.
@@ -140,7 +141,9 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _read_json(stream: TextIO, event_check: SchemaCheck, workers: int) -> tuple[dict[str, Any], SeedEvents] | None:
+def _read_json(
+    stream: TextIO, event_check: SchemaCheck, workers: int, expected: int
+) -> tuple[dict[str, Any], SeedEvents] | None:
     reader = _Reader(stream)
     reader.expect("{")
     rest: dict[str, Any] = {}
@@ -154,7 +157,7 @@ def _read_json(stream: TextIO, event_check: SchemaCheck, workers: int) -> tuple[
                 raise GiveUp  # not an object key, or given twice (JSON keeps the last: the full path decides)
             reader.expect(":")
             if key == "events" and reader.peek() == "[":
-                sink = Sink(event_check)
+                sink = Sink(event_check, expected)
                 batches = Batches(sink, event_check, workers)
                 try:
                     _events(reader, batches)
@@ -173,11 +176,11 @@ def _read_json(stream: TextIO, event_check: SchemaCheck, workers: int) -> tuple[
 
 
 def _read_block_yaml(
-    stream: TextIO, event_check: SchemaCheck, workers: int
+    stream: TextIO, event_check: SchemaCheck, workers: int, expected: int
 ) -> tuple[dict[str, Any], SeedEvents] | None:
     """Plain block-style YAML: the `events:` sequence a batch of items at a time (yaml_blocks.py), each batch
     read by the same fast reader as a whole file, with the same refusals; then the rest of the document."""
-    sink = Sink(event_check)
+    sink = Sink(event_check, expected)
     batches = Batches(sink, event_check, workers)
     try:
         rest_text = split_events(stream, lambda text: batches.submit("yaml", text), BATCH_CHARS)
@@ -214,4 +217,4 @@ def _read(path: Path, event_check: SchemaCheck, workers: int) -> tuple[dict[str,
         head = stream.read(CHUNK)
         stream.seek(0)
         reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
-        return reader(stream, event_check, workers)
+        return reader(stream, event_check, workers, path.stat().st_size // BYTES_PER_EVENT)

@@ -97,20 +97,77 @@ class PackedBatch:
     has_objects: bool
 
 
+def _table_size(entries: int) -> int:
+    size = 8
+    while size < 2 * entries:
+        size *= 2
+    return size
+
+
+class _KeyTable:
+    """The seed's key table, filled as records are packed: open addressing, linear probing, at most half full
+    (a hit takes 1.5 probes on average), slots holding a record's offset + 1. Filled from the keys' hashes
+    taken as they were packed, a slot's hash kept aside meanwhile, so keys are compared only when two hashes are
+    equal; and filled while the load goes on, so no pass over a million keys is left for its end."""
+
+    def __init__(self, buffer: bytearray, expected: int) -> None:
+        self._buffer = buffer
+        self._count = 0
+        self._allocate(_table_size(expected))
+
+    def _allocate(self, size: int) -> None:
+        self.slots = array("Q", bytes(8 * size))
+        self._hashes = array("q", bytes(8 * size))
+        self._mask = size - 1
+
+    def _key_at(self, offset: int) -> bytes:
+        start = offset + _RECORD.size
+        return bytes(self._buffer[start : start + _RECORD.unpack_from(self._buffer, offset)[1]])
+
+    def insert(self, offset: int, key_hash: int) -> None:
+        """ValueError when the key is there already."""
+        if 2 * (self._count + 1) > len(self.slots):
+            self._grow()
+        slots, hashes, mask = self.slots, self._hashes, self._mask
+        index = key_hash & mask
+        while slots[index] != _EMPTY:
+            if hashes[index] == key_hash and self._key_at(slots[index] - 1) == self._key_at(offset):
+                raise ValueError(f"event key {self._key_at(offset).decode()} appears more than once")
+            index = (index + 1) & mask
+        slots[index] = offset + 1
+        hashes[index] = key_hash
+        self._count += 1
+
+    def _grow(self) -> None:
+        entries = [
+            (slot - 1, key_hash) for slot, key_hash in zip(self.slots, self._hashes, strict=True) if slot != _EMPTY
+        ]
+        self._allocate(2 * len(self.slots))
+        self._count = 0
+        for offset, key_hash in entries:
+            self.insert(offset, key_hash)
+
+
 class SeedBuilder:
     """Packs events one at a time, at load only (a reader hands them over as it parses), then `build()`s the
-    read-only SeedEvents. Keys must be unique: `build()` raises ValueError otherwise."""
+    read-only SeedEvents. Keys must be unique: ValueError as soon as one comes again.
 
-    def __init__(self) -> None:
+    `expected`: about how many events will come (the key table is sized for them and grows past them).
+    `indexed=False`: no key table, only each record's key hash, for a batch joined to another builder."""
+
+    def __init__(self, expected: int = 0, indexed: bool = True) -> None:
         self._buffer = bytearray()
         self._objects: list[Event] = []
         self._words: list[str] = list(_USUAL_WORDS)
         self._word_index: dict[str, int] = {word: index for index, word in enumerate(_USUAL_WORDS)}
         self._offsets = array("Q")
-        self._key_hashes = array("q")  # hash() of each record's key bytes: the table is built from these
+        self._key_hashes = array("q")  # hash() of each record's key bytes, when not indexed here
+        self._table = _KeyTable(self._buffer, expected) if indexed else None
 
     def batch(self) -> PackedBatch:
-        """What was packed here, to be joined to another builder."""
+        """What was packed here, to be joined to another builder (one made with `indexed=False`)."""
+        if self._table is not None:
+            raise TypeError("an indexed builder builds a seed; a batch to join comes from one with indexed=False")
         return PackedBatch(
             bytes(self._buffer), self._offsets, self._key_hashes, tuple(self._words), bool(self._objects)
         )
@@ -123,8 +180,14 @@ class SeedBuilder:
             return False
         base = len(self._buffer)
         self._buffer += batch.buffer
-        self._offsets.extend([offset + base for offset in batch.offsets])
-        self._key_hashes.extend(batch.key_hashes)  # a forked worker's hash() is this process's: same secret
+        offsets = [offset + base for offset in batch.offsets]
+        self._offsets.extend(offsets)
+        if self._table is None:
+            self._key_hashes.extend(batch.key_hashes)
+        else:
+            insert = self._table.insert
+            for offset, key_hash in zip(offsets, batch.key_hashes, strict=True):
+                insert(offset, key_hash)  # a forked worker's hash() is this process's: the same secret
         return True
 
     def _word(self, word: str) -> int:
@@ -138,11 +201,15 @@ class SeedBuilder:
 
     def _record(self, key: str, body: bytes) -> None:
         encoded = key.encode("utf-8")
-        self._offsets.append(len(self._buffer))
-        self._key_hashes.append(hash(encoded))
+        offset = len(self._buffer)
+        self._offsets.append(offset)
         self._buffer += _RECORD.pack(_RECORD.size + len(encoded) + len(body), len(encoded))
         self._buffer += encoded
         self._buffer += body
+        if self._table is None:
+            self._key_hashes.append(hash(encoded))
+        else:
+            self._table.insert(offset, hash(encoded))
 
     def _object(self, event: Event) -> None:
         self._record(event.key, _KIND.pack(_OBJECT) + _OBJECT_INDEX.pack(len(self._objects)))
@@ -236,7 +303,9 @@ class SeedBuilder:
         self._record(key, b"".join(parts))
 
     def build(self) -> SeedEvents:
-        return SeedEvents._packed(self._buffer, self._objects, self._words, self._offsets, self._key_hashes)
+        if self._table is None:
+            raise TypeError("a builder without a key table packs batches to join, not a seed")
+        return SeedEvents._packed(self._buffer, self._objects, self._words, len(self._offsets), self._table.slots)
 
 
 class SeedEvents(Mapping[str, Event]):
@@ -250,45 +319,24 @@ class SeedEvents(Mapping[str, Event]):
         builder = SeedBuilder()
         for event in events:  # one at a time: a caller may hand them over as it parses
             builder.add(event)
-        self._adopt(builder._buffer, builder._objects, builder._words, builder._offsets, builder._key_hashes)
+        built = builder.build()
+        self._adopt(built._buffer, built._objects, built._words, built._count, built._slots)
 
     @classmethod
     def _packed(
-        cls, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int], key_hashes: array[int]
+        cls, buffer: bytearray, objects: list[Event], words: list[str], count: int, slots: array[int]
     ) -> SeedEvents:
         seed = cls.__new__(cls)
-        seed._adopt(buffer, objects, words, offsets, key_hashes)
+        seed._adopt(buffer, objects, words, count, slots)
         return seed
 
-    def _adopt(
-        self, buffer: bytearray, objects: list[Event], words: list[str], offsets: array[int], key_hashes: array[int]
-    ) -> None:
+    def _adopt(self, buffer: bytearray, objects: list[Event], words: list[str], count: int, slots: array[int]) -> None:
         self._buffer = buffer
         self._objects = objects
         self._words = words
-        self._count = len(offsets)
-        self._slots = self._table(offsets, key_hashes)
+        self._count = count
+        self._slots = slots
         self._recent: dict[str, Event] = {}
-
-    def _table(self, offsets: array[int], key_hashes: array[int]) -> array[int]:
-        """Open addressing, linear probing, at most half full: a hit takes 1.5 probes on average. Built from the
-        keys' hashes taken as they were packed (slicing each key out of the buffer again was most of the time):
-        a slot's own hash is kept aside while building, and keys are compared only when two hashes are equal."""
-        size = 8
-        while size < 2 * len(offsets):
-            size *= 2
-        slots = array("Q", bytes(8 * size))
-        slot_hashes = array("q", bytes(8 * size))
-        mask = size - 1
-        for offset, key_hash in zip(offsets, key_hashes, strict=True):
-            index = key_hash & mask
-            while slots[index] != _EMPTY:
-                if slot_hashes[index] == key_hash and self._key_at(slots[index] - 1) == self._key_at(offset):
-                    raise ValueError(f"event key {self._key_at(offset).decode()} appears more than once")
-                index = (index + 1) & mask
-            slots[index] = offset + 1
-            slot_hashes[index] = key_hash
-        return slots
 
     # --- reading --------------------------------------------------------------------------------
 
