@@ -26,7 +26,7 @@ import pytest
 if importlib.util.find_spec("playwright") is None:  # the `browser` extra is not installed: nothing to run here
     collect_ignore_glob = ["test_*.py"]
 else:
-    from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, sync_playwright
+    from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, ViewportSize, sync_playwright
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
@@ -34,7 +34,7 @@ CLOCK = "2026-11-21T10:00:00-03:00"
 TOKEN = "browser-s3cret"
 # Where the screenshots go: build/screenshots, or docs/screenshots for the README (SCREENSHOTS=docs/screenshots).
 SCREENSHOTS = REPOSITORY / os.environ.get("SCREENSHOTS", "build/screenshots")
-VIEWPORT = {"width": 1360, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1360, "height": 900}  # Playwright's TypedDict: a plain dict is dict[str, int]
 OPTIONAL_ENDPOINTS = ("/__mock/sessions",)
 
 
