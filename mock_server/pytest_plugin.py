@@ -21,10 +21,11 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pytest
 
@@ -100,7 +101,23 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 class MockServerError(AssertionError):
-    """An admin call the fixture made was refused: the status and the contract's error body say why."""
+    """An admin call the fixture made was refused: the status and the contract's error body say why (the message
+    names each field the server complained of, one a line)."""
+
+    def __init__(self, message: str, status: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status answered
+        self.body = body  # the contract's error body ({"code", "message", "details"?}), or the text when not JSON
+
+
+class VerificationFailed(AssertionError):
+    """`pix_mock.verify(...)` did not hold: the message is the mock's verdict followed by every call of the
+    operation it journaled (the last JOURNAL_SHOWN of them), so pytest's output says what the client really did."""
+
+    def __init__(self, message: str, matched: int, calls: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.matched = matched  # the journaled calls that matched the operation, status and body
+        self.calls = calls  # every journaled call of the operation, oldest first (journal entries)
 
 
 class _InProcessServer:
@@ -183,11 +200,38 @@ class PixMock:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.client: httpx.Client = httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
 
-    def _admin(self, method: str, path: str, body: Any = None, expect: int = 200) -> Any:
-        response = self.client.request(method, f"/__mock{path}", json=body)
+    def _admin(
+        self, method: str, path: str, body: Any = None, expect: int = 200, *, yaml_text: str | None = None
+    ) -> Any:
+        """Send an admin call (a JSON body, or `yaml_text` as application/yaml); anything but `expect` raises
+        MockServerError."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this one
+        response = self._send(method, path, body, yaml_text)
         if response.status_code != expect:
-            raise MockServerError(f"{method} {self.url}/__mock{path} answered {response.status_code}: {response.text}")
+            raise self._refusal(method, path, response)
         return response.json() if response.content else None
+
+    def _send(self, method: str, path: str, body: Any = None, yaml_text: str | None = None) -> httpx.Response:
+        if yaml_text is not None:
+            return self.client.request(
+                method, f"/__mock{path}", content=yaml_text.encode(), headers={"Content-Type": "application/yaml"}
+            )
+        return self.client.request(method, f"/__mock{path}", json=body)
+
+    def _refusal(self, method: str, path: str, response: httpx.Response) -> MockServerError:
+        """The error for a refused admin call: the status, the contract's code and message, then each detail as
+        `field: message`, so a bad argument is named in the test's output."""
+        try:
+            error = response.json()
+        except ValueError:
+            error = None
+        head = f"{method} {self.url}/__mock{path} answered {response.status_code}"
+        if not isinstance(error, dict) or "code" not in error:
+            return MockServerError(f"{head}: {response.text}", response.status_code, response.text)
+        lines = [f"{head} {error['code']}: {error.get('message', '')}"]
+        for detail in error.get("details") or []:
+            lines.append(f"    {detail.get('field') or '(the body)'}: {detail.get('message', '')}")
+        return MockServerError("\n".join(lines), response.status_code, error)
 
     def reset(self, scenario: str | None = None, seed: int | None = None, *, reseed: bool = False) -> dict[str, Any]:
         """Back to the scenario's seed (switching to `scenario` when given): empty journal, no faults, real
@@ -257,6 +301,117 @@ class PixMock:
         result: list[dict[str, Any]] = self._admin("GET", "/requests")["requests"]
         return result
 
+    def verify(
+        self,
+        operation_id: str,
+        *,
+        status: int | None = None,
+        body_contains: Any = None,
+        times: int | None = None,
+        at_least: int | None = None,
+        at_most: int | None = None,
+    ) -> dict[str, Any]:
+        """Assert what the client called (POST /__mock/verify): the session's journaled calls of `operation_id`
+        answered `status` whose request body contains `body_contains` (a JSON subset) number exactly `times`, or
+        at least `at_least` and at most `at_most` (none of them: at least once). Answers the verdict when it holds;
+        raises VerificationFailed listing every call of the operation the mock saw when it does not, and
+        MockServerError when the server refuses the question (an unknown operation, times with at_least)."""
+        __tracebackhide__ = True
+        options = {"status": status, "body_contains": body_contains, "times": times, "at_least": at_least}
+        options["at_most"] = at_most
+        spec = {"operation_id": operation_id, **{name: value for name, value in options.items() if value is not None}}
+        response = self._send("POST", "/verify", spec)
+        if response.status_code == 409:
+            failure = response.json()
+            if failure.get("code") == "verification_failed":
+                raise VerificationFailed(_failure_text(self, failure), failure["matched"], failure["calls"])
+        if response.status_code != 200:
+            raise self._refusal("POST", "/verify", response)
+        result: dict[str, Any] = response.json()
+        return result
+
+    def coverage(self) -> dict[str, Any]:
+        """Server-wide coverage (GET /__mock/coverage): for each public operation, the documented statuses
+        answered (with counts), those never answered, undocumented and injected ones, and the fields that failed
+        validation. Every session of the server counts, so it is the whole run's (in-process: this process's)."""
+        result: dict[str, Any] = self._admin("GET", "/coverage")
+        return result
+
+    def coverage_markdown(self) -> str:
+        """The same coverage as the Markdown report (GET /__mock/coverage?format=markdown), to print or keep."""
+        __tracebackhide__ = True
+        response = self.client.get("/__mock/coverage", params={"format": "markdown"})
+        if response.status_code != 200:
+            raise self._refusal("GET", "/coverage?format=markdown", response)
+        return response.text
+
+    def snapshot(self, name: str) -> dict[str, Any]:
+        """Copy the session's events, accounts and pending schedules under `name` (POST /__mock/snapshots/NAME;
+        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts)."""
+        result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}", expect=201)
+        return result
+
+    def restore(self, name: str) -> dict[str, Any]:
+        """Put the snapshot `name` back (POST /__mock/snapshots/NAME/restore): the session's events, accounts and
+        schedules become its again; the journal, faults, clock and ids stay. The snapshot stays too."""
+        result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}/restore")
+        return result
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        """The session's snapshots (GET /__mock/snapshots), in the order first taken."""
+        result: list[dict[str, Any]] = self._admin("GET", "/snapshots")["snapshots"]
+        return result
+
+    def forget_snapshot(self, name: str) -> None:
+        """Forget the snapshot `name` (DELETE /__mock/snapshots/NAME)."""
+        self._admin("DELETE", f"/snapshots/{_segment(name)}", expect=204)
+
+    def load_state(self, document: Mapping[str, Any] | str) -> dict[str, Any]:
+        """Load a scenario document into the session (PUT /__mock/state): a mapping is sent as JSON, a string as
+        YAML (what `state()` answers, or `?format=yaml` exports). Validated as a scenario file: a bad document
+        raises MockServerError naming every field at fault, and changes nothing. Answers the counts loaded."""
+        if isinstance(document, str):
+            result: dict[str, Any] = self._admin("PUT", "/state", yaml_text=document)
+        else:
+            result = self._admin("PUT", "/state", dict(document))
+        return result
+
+    def schedule(
+        self,
+        key: str,
+        action: str,
+        *,
+        amount: float | str | None = None,
+        after_lookups: int | None = None,
+        at: str | datetime | None = None,
+    ) -> dict[str, Any]:
+        """Schedule `action` ("pay", with `amount` or the open balance; or "cancel") on the event `key`, for a
+        client that polls (POST /__mock/events/KEY/schedule): the `after_lookups`-th lookup of the event from now
+        answers with it applied, or the first call once the session clock reaches `at`. Give one of the two.
+        Answers the schedule."""
+        body: dict[str, Any] = {"action": action}
+        if amount is not None:
+            body["amount"] = float(amount) if isinstance(amount, str) else amount
+        if after_lookups is not None:
+            body["after_lookups"] = after_lookups
+        if at is not None:
+            body["at"] = at.isoformat() if isinstance(at, datetime) else at
+        result: dict[str, Any] = self._admin("POST", f"/events/{_segment(key)}/schedule", body, expect=201)
+        return result
+
+    def schedules(self) -> list[dict[str, Any]]:
+        """The session's schedules (GET /__mock/schedules) in the order made: pending, applied or failed (with
+        the reason in `outcome`)."""
+        result: list[dict[str, Any]] = self._admin("GET", "/schedules")["schedules"]
+        return result
+
+    def advance(self, seconds: float | timedelta) -> dict[str, Any]:
+        """Move the frozen session clock forward (POST /__mock/clock/advance), applying the schedules whose `at`
+        it reaches; the clock must be frozen first (`freeze`, or the marker's `clock`). Answers the clock."""
+        amount = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
+        result: dict[str, Any] = self._admin("POST", "/clock/advance", {"seconds": amount})
+        return result
+
     def close(self) -> None:
         self.client.close()
 
@@ -297,7 +452,12 @@ def _journal_text(mock: PixMock) -> str:
         entries = mock.requests()
     except Exception as exc:  # the report must not fail because the server is gone
         return f"(the journal could not be read: {type(exc).__name__}: {exc})"
-    lines = [f"session {mock.name} at {mock.url}: {len(entries)} request(s)"]
+    return "\n".join([f"session {mock.name} at {mock.url}: {len(entries)} request(s)", *_entries_text(entries)])
+
+
+def _entries_text(entries: list[dict[str, Any]]) -> list[str]:
+    """Journal entries a line each (and their bodies under them), the last JOURNAL_SHOWN."""
+    lines = []
     if len(entries) > JOURNAL_SHOWN:
         lines.append(f"(the first {len(entries) - JOURNAL_SHOWN} left out)")
     for entry in entries[-JOURNAL_SHOWN:]:
@@ -306,7 +466,21 @@ def _journal_text(mock: PixMock) -> str:
             lines.append(f"    request:  {json.dumps(entry['request_body'], ensure_ascii=False)}")
         if entry["response_body"] is not None:
             lines.append(f"    response: {json.dumps(entry['response_body'], ensure_ascii=False)}")
+    return lines
+
+
+def _failure_text(mock: PixMock, failure: dict[str, Any]) -> str:
+    """A failed verification as pytest prints it: the mock's verdict, then the calls of the operation it saw."""
+    calls: list[dict[str, Any]] = failure["calls"]
+    seen = f"The calls of the operation the mock journaled in session {mock.name}"
+    lines = [failure["message"], f"{seen}: none." if not calls else f"{seen}, oldest first:"]
+    lines += [f"  {line}" for line in _entries_text(calls)]
     return "\n".join(lines)
+
+
+def _segment(text: str) -> str:
+    """`text` as one path segment: a snapshot name may hold spaces, `?` or `#`."""
+    return quote(text, safe="")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,0 +1,230 @@
+"""The `pix_mock` helpers for issue 13's power tools (verify, coverage, snapshots, state restore, schedules, the
+clock's advance), used as an integrator uses them: the fixture comes from the installed package's `pytest11` entry
+point, on the plugin's in-process server. What pytest prints for a failing verification is checked on a test
+project run by pytester in a subprocess, as tests/plugin/test_pytest_plugin.py does."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from mock_server.pytest_plugin import MockServerError, PixMock, VerificationFailed
+
+pytest_plugins = ["pytester"]
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # default scenario: pending, 1500 expected, nothing paid
+ACCOUNT = "0001-123456"  # default scenario: registered
+LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING}"
+PROPOSAL = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 400000}]}}
+ONE_ACCOUNT = {
+    "accounts": [
+        {
+            "account_id": "0009-000001",
+            "registration_date": "2026-01-10T09:00:00-03:00",
+            "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 500000}]}},
+        }
+    ]
+}
+
+
+def propose(pix_mock: PixMock, amount: int = 400000) -> int:
+    body = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": amount}]}}
+    return pix_mock.client.post(f"/limits/account/{ACCOUNT}/limit_update_request", json=body).status_code
+
+
+def test_verify_answers_the_verdict_when_it_holds(pix_mock: PixMock):
+    assert propose(pix_mock, 400000) == 201
+    assert propose(pix_mock, 300000) == 201
+    verdict = pix_mock.verify("createLimitUpdateRequest", status=201, times=2)
+    assert verdict["verified"] is True and verdict["matched"] == 2
+    wanted = {"pix": {"withdraw": [{"amount": 300000}]}}
+    assert pix_mock.verify("createLimitUpdateRequest", body_contains=wanted, times=1)["matched"] == 1
+    assert pix_mock.verify("createLimitUpdateRequest", at_least=1, at_most=2)["matched"] == 2
+    assert pix_mock.verify("createLimitUpdateRequest")["matched"] == 2  # no count: at least once
+    assert pix_mock.verify("removeRecipient", times=0)["matched"] == 0
+
+
+def test_a_verification_that_does_not_hold_raises_an_assertion_listing_the_calls(pix_mock: PixMock):
+    assert propose(pix_mock, 400000) == 201
+    assert pix_mock.client.post(f"/limits/account/{ACCOUNT}/limit_update_request", json={"pix": {}}).status_code == 400
+    with pytest.raises(VerificationFailed) as failed:
+        pix_mock.verify("createLimitUpdateRequest", status=201, times=2)
+    assert isinstance(failed.value, AssertionError)
+    assert failed.value.matched == 1
+    assert [call["status"] for call in failed.value.calls] == [201, 400]  # every call of the operation
+    lines = str(failed.value).splitlines()
+    assert lines[0] == (
+        "Verification failed: expected createLimitUpdateRequest with status 201, exactly 2 times; 1 matched "
+        "(2 calls of createLimitUpdateRequest journaled)."
+    )
+    assert lines[1] == f"The calls of the operation the mock journaled in session {pix_mock.name}, oldest first:"
+    path = f"/__session/{pix_mock.name}/limits/account/{ACCOUNT}/limit_update_request"
+    assert re.fullmatch(rf"  \S+ POST {path} -> 201", lines[2])
+    assert lines[3] == '      request:  {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 400000}]}}'
+    assert lines[4].startswith('      response: {"limit_update_request_id": ')
+    assert re.fullmatch(rf"  \S+ POST {path} -> 400", lines[5])
+
+
+def test_a_verification_of_an_operation_never_called_says_none_were_seen(pix_mock: PixMock):
+    with pytest.raises(VerificationFailed) as failed:
+        pix_mock.verify("removeRecipient", at_least=1)
+    assert failed.value.calls == []
+    assert str(failed.value).splitlines()[1:] == [
+        f"The calls of the operation the mock journaled in session {pix_mock.name}: none."
+    ]
+
+
+def test_verify_refuses_an_unknown_operation_and_names_the_field(pix_mock: PixMock):
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.verify("createLimitUpdate", times=1)
+    assert not isinstance(refused.value, VerificationFailed)
+    assert refused.value.status == 400
+    lines = str(refused.value).splitlines()
+    assert lines[0] == f"POST {pix_mock.url}/__mock/verify answered 400 invalid_request: The request is invalid."
+    assert lines[1].startswith("    operation_id: 'createLimitUpdate' is not one of getExtraordinaryEvent, ")
+
+
+def test_verify_refuses_a_count_given_two_ways(pix_mock: PixMock):
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.verify("addRecipient", times=1, at_least=1)
+    assert (
+        str(refused.value).splitlines()[1] == "    at_least: cannot be given with times (times is exactly that count)"
+    )
+
+
+def test_coverage_counts_this_sessions_answers_server_wide(pix_mock: PixMock):
+    def answered_404() -> int:
+        report = pix_mock.coverage()
+        (lookup,) = [op for op in report["operations"] if op["operation_id"] == "getExtraordinaryEvent"]
+        count: int = lookup["answered"].get("404", 0)
+        return count
+
+    before = answered_404()
+    assert (
+        pix_mock.client.get("/event_conciliation/extraordinary_event/00000000-0000-4000-8000-000000000000").status_code
+        == 404
+    )
+    assert answered_404() == before + 1
+    markdown = pix_mock.coverage_markdown()
+    assert markdown.startswith("# API coverage\n")
+    assert "| `getExtraordinaryEvent` GET " in markdown
+
+
+def test_snapshot_restore_list_and_forget(pix_mock: PixMock):
+    name = "before cancel? #1"  # spaces, ? and #: one path segment all the same
+    taken = pix_mock.snapshot(name)
+    assert (taken["name"], taken["schedules"]) == (name, 0) and taken["events"] >= 1
+    assert pix_mock.cancel(PENDING)["status"] == "canceled"
+    assert pix_mock.restore(name) == taken
+    assert pix_mock.client.get(LOOKUP).json()["status"] == "pending_conciliation"
+    assert pix_mock.snapshots() == [taken]
+    pix_mock.forget_snapshot(name)
+    assert pix_mock.snapshots() == []
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.restore(name)
+    assert refused.value.status == 404
+    assert str(refused.value).endswith(f"answered 404 snapshot_not_found: No snapshot named '{name}' in this session.")
+
+
+def test_load_state_takes_a_mapping_as_json_and_a_string_as_yaml(pix_mock: PixMock):
+    assert pix_mock.load_state(ONE_ACCOUNT) == {"events": 0, "accounts": 1, "schedules": 0}
+    state = pix_mock.state()
+    assert (state["events"], state["accounts"]) == ([], ONE_ACCOUNT["accounts"])
+    yaml_text = pix_mock.client.get("/__mock/state", params={"format": "yaml"}).text
+    pix_mock.reset()
+    assert pix_mock.state()["events"] != []
+    assert pix_mock.load_state(yaml_text) == {"events": 0, "accounts": 1, "schedules": 0}
+    assert pix_mock.state()["accounts"] == ONE_ACCOUNT["accounts"]
+
+
+def test_load_state_of_a_bad_document_names_every_field_and_changes_nothing(pix_mock: PixMock):
+    before = pix_mock.state()
+    document = {"events": [{**before["events"][0], "due_date": None}], "accounts": [{"account_id": "x"}]}
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.load_state(document)
+    assert refused.value.status == 400
+    fields = [line.split(":")[0].strip() for line in str(refused.value).splitlines()[1:]]
+    assert "events[0].due_date" in fields and "accounts[0].registration_date" in fields
+    assert pix_mock.state() == before
+
+
+def test_a_schedule_after_three_lookups_pays_on_the_third(pix_mock: PixMock):
+    schedule = pix_mock.schedule(PENDING, "pay", after_lookups=3)
+    assert (schedule["action"], schedule["after_lookups"], schedule["state"]) == ("pay", 3, "pending")
+    statuses = [pix_mock.client.get(LOOKUP).json()["status"] for _ in range(3)]
+    assert statuses == ["pending_conciliation", "pending_conciliation", "paid"]
+    assert [s["state"] for s in pix_mock.schedules()] == ["applied"]
+
+
+@pytest.mark.mock_server(clock="2026-11-21T10:00:00-03:00")
+def test_a_schedule_at_an_instant_applies_when_advance_reaches_it(pix_mock: PixMock):
+    schedule = pix_mock.schedule(PENDING, "pay", amount="500.00", at="2026-11-21T11:00:00-03:00")
+    assert (schedule["amount"], schedule["state"]) == (500, "pending")
+    assert pix_mock.advance(1800) == {"now": "2026-11-21T10:30:00.000-03:00", "frozen": True}
+    assert pix_mock.client.get(LOOKUP).json()["total_paid_amount"] == 0
+    assert pix_mock.advance(timedelta(minutes=30))["now"] == "2026-11-21T11:00:00.000-03:00"
+    assert pix_mock.client.get(LOOKUP).json()["total_paid_amount"] == 500
+
+
+def test_a_bad_schedule_names_its_fields(pix_mock: PixMock):
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.schedule(PENDING, "refund", after_lookups=0)
+    assert str(refused.value).splitlines()[1:] == [
+        "    action: 'refund' is not one of pay, cancel",
+        "    after_lookups: must be at least 1 (got 0)",
+    ]
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.schedule(PENDING, "pay")
+    assert str(refused.value).splitlines()[1:] == [
+        "    after_lookups: give after_lookups or at: when the transition applies"
+    ]
+    assert pix_mock.schedules() == []
+
+
+def test_advance_needs_a_frozen_clock(pix_mock: PixMock):
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.advance(60)
+    assert refused.value.status == 409
+    assert str(refused.value).endswith(
+        "answered 409 clock_not_frozen: The session clock runs at real time: freeze it (PUT /__mock/clock) to move it."
+    )
+
+
+FAILING_VERIFY = f"""
+import httpx
+
+def test_proposes_twice(pix_mock):
+    httpx.post(pix_mock.url + "/limits/account/{ACCOUNT}/limit_update_request", json={PROPOSAL!r})
+    pix_mock.verify("createLimitUpdateRequest", status=201, times=2)
+"""
+
+
+def test_a_failing_verify_fails_the_test_with_the_calls_in_pytests_output(pytester: pytest.Pytester, monkeypatch):
+    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN"):
+        monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
+    pytester.makeini("[pytest]\nfilterwarnings = error\naddopts = -p no:cacheprovider\n")
+    pytester.makepyfile(test_verify=FAILING_VERIFY)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    path = re.escape(f"/limits/account/{ACCOUNT}/limit_update_request")
+    request = re.escape('request:  {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 400000}]}}')
+    result.stdout.re_match_lines(
+        [
+            re.escape('>       pix_mock.verify("createLimitUpdateRequest", status=201, times=2)'),
+            r"E +mock_server\.pytest_plugin\.VerificationFailed: "
+            + re.escape(
+                "Verification failed: expected createLimitUpdateRequest with status 201, exactly 2 times; 1 matched "
+                "(1 call of createLimitUpdateRequest journaled)."
+            ),
+            r"E +The calls of the operation the mock journaled in session pytest-main-\S+, oldest first:",
+            rf"E +\S+ POST /__session/pytest-main-\S+{path} -> 201$",
+            rf"E +{request}$",
+            r'E +response: \{"limit_update_request_id": ',
+            r"test_verify\.py:5: VerificationFailed$",
+        ]
+    )
+    assert "def verify(" not in result.stdout.str()  # the traceback stops at the test's line
