@@ -51,6 +51,7 @@ def test_a_503_is_unavailable_and_the_next_call_works(pix, pix_mock):
 @pytest.mark.mock_server(scenario="empty", clock="2026-11-21T10:00:00-03:00")
 def test_registration_sends_the_contracts_body(pix, pix_mock):
     assert pix.register("0003-777777", "2026-11-21T09:00:00-03:00", WINDOWS) == "2026-11-21T10:00:00.000-03:00"
+    pix_mock.verify("registerAccountLimit", status=201, body_contains={"account_id": "0003-777777"}, times=1)
     (call,) = pix_mock.requests()
     assert (call["method"], call["status"]) == ("POST", 201)
     assert call["request_body"]["limit"]["pix"]["withdraw"][1] == {"start_time": "20:00:00-03:00", "amount": 300000}
