@@ -317,14 +317,18 @@ class PixMock:
         raises VerificationFailed listing every call of the operation the mock saw when it does not, and
         MockServerError when the server refuses the question (an unknown operation, times with at_least)."""
         __tracebackhide__ = True
-        options = {"status": status, "body_contains": body_contains, "times": times, "at_least": at_least}
-        options["at_most"] = at_most
-        spec = {"operation_id": operation_id, **{name: value for name, value in options.items() if value is not None}}
+        options = {
+            "status": status,
+            "body_contains": body_contains,
+            "times": times,
+            "at_least": at_least,
+            "at_most": at_most,
+        }
+        spec = {"operation_id": operation_id} | {name: value for name, value in options.items() if value is not None}
         response = self._send("POST", "/verify", spec)
-        if response.status_code == 409:
-            failure = response.json()
-            if failure.get("code") == "verification_failed":
-                raise VerificationFailed(_failure_text(self, failure), failure["matched"], failure["calls"])
+        failure = response.json() if response.status_code == 409 else None
+        if isinstance(failure, dict) and failure.get("code") == "verification_failed":
+            raise VerificationFailed(_failure_text(self, failure), failure["matched"], failure["calls"])
         if response.status_code != 200:
             raise self._refusal("POST", "/verify", response)
         result: dict[str, Any] = response.json()
