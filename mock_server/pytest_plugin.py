@@ -465,7 +465,8 @@ def _entries_text(entries: list[dict[str, Any]]) -> list[str]:
     if len(entries) > JOURNAL_SHOWN:
         lines.append(f"(the first {len(entries) - JOURNAL_SHOWN} left out)")
     for entry in entries[-JOURNAL_SHOWN:]:
-        lines.append(f"{entry['received_at']} {entry['method']} {entry['path']} -> {entry['status']}")
+        answer = "no answer (an injected reset)" if entry["status"] is None else entry["status"]
+        lines.append(f"{entry['received_at']} {entry['method']} {entry['path']} -> {answer}")
         if entry["request_body"] is not None:
             lines.append(f"    request:  {json.dumps(entry['request_body'], ensure_ascii=False)}")
         if entry["response_body"] is not None:

@@ -9,6 +9,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mock_server.pytest_plugin import MockServerError, PixMock, VerificationFailed
@@ -76,6 +77,20 @@ def test_a_verification_of_an_operation_never_called_says_none_were_seen(pix_moc
     assert str(failed.value).splitlines()[1:] == [
         f"The calls of the operation the mock journaled in session {pix_mock.name}: none."
     ]
+
+
+def test_a_call_a_reset_fault_dropped_is_listed_as_no_answer(pix_mock: PixMock):
+    pix_mock.fault("getExtraordinaryEvent", kind="reset")
+    with pytest.raises(httpx.TransportError):
+        pix_mock.client.get(LOOKUP)
+    with pytest.raises(VerificationFailed) as failed:
+        pix_mock.verify("getExtraordinaryEvent", status=200)
+    assert [call["status"] for call in failed.value.calls] == [None]
+    assert (
+        str(failed.value)
+        .splitlines()[2]
+        .endswith(f"GET /__session/{pix_mock.name}{LOOKUP} -> no answer (an injected reset)")
+    )
 
 
 def test_verify_refuses_an_unknown_operation_and_names_the_field(pix_mock: PixMock):
