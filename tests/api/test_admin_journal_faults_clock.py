@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
+from mock_server import fault_replies
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from mock_server.spec import Specs
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
-from tests.helpers import assert_error
+from tests.held_pauses import SAFETY, HeldPauses
+from tests.helpers import Response, assert_error
 
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
 NEW_ACCOUNT = "5555-000001"  # registered by the tests, in no scenario
@@ -209,24 +216,61 @@ def test_a_fault_with_times_null_lasts_until_cleared(client):
     assert client.get(PENDING_EVENT_PATH).status_code == 200
 
 
-def test_a_fault_without_status_only_delays(client):
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> HeldPauses:
+    """Every fault pause of a server in this process waits until the test ends it: a delay is shown, not timed."""
+    pauses = HeldPauses()
+    monkeypatch.setattr(fault_replies, "sleep", pauses.sleep)
+    return pauses
+
+
+@pytest.fixture
+def held_client(specs: Specs, held: HeldPauses) -> Iterator[TestClient]:
+    """A client on a fresh app in this process, whatever MOCK_SERVER_TEST_URL says (only a server in this process
+    can be held in its pause); the app notes each answer in `held.events`."""
+    with TestClient(held.watching(create_app(Settings(validate_responses=True), specs))) as client:
+        yield client
+
+
+def sent_past_a_held_pause(held: HeldPauses, send: Callable[[], Response]) -> Response:
+    """`send` runs in a thread; the server is held in the pause it takes, checked to have answered nothing yet,
+    then let go."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        answer = pool.submit(send)
+        try:
+            held.wait_for_pause()
+            assert "answered" not in held.events[-1], held.events  # the pause came before the call's answer
+        finally:
+            held.end_pause()  # also on failure, so that the thread ends
+        return answer.result(timeout=SAFETY)
+
+
+def test_a_fault_without_status_only_delays(held_client, held):
+    client = held_client
     add_fault(client, operation_id="getExtraordinaryEvent", delay_ms=300)
-    started = time.monotonic()
-    response = client.get(PENDING_EVENT_PATH)
-    elapsed = time.monotonic() - started
-    assert response.status_code == 200
+    response = sent_past_a_held_pause(held, lambda: client.get(PENDING_EVENT_PATH))
+    assert held.events == [
+        "POST /__mock/faults answered 201",
+        "pause of 0.3 s begins",  # the fault's delay_ms, once
+        "pause ends",
+        f"GET {PENDING_EVENT_PATH} answered 200",  # the real answer, only once the pause is over
+    ]
     assert response.json()["extraordinary_event_conciliation_key"] == PENDING_EVENT
-    assert elapsed >= 0.25
     assert client.get("/__mock/faults").json() == {"faults": []}  # spent
     assert journal(client)[-1]["status"] == 200
 
 
-def test_a_fault_with_status_and_delay(client):
+def test_a_fault_with_status_and_delay(held_client, held):
+    client = held_client
     add_fault(client, operation_id="getExtraordinaryEvent", status=504, delay_ms=300)
-    started = time.monotonic()
-    response = client.get(PENDING_EVENT_PATH)
-    assert response.status_code == 504
-    assert time.monotonic() - started >= 0.25
+    response = sent_past_a_held_pause(held, lambda: client.get(PENDING_EVENT_PATH))
+    assert held.events == [
+        "POST /__mock/faults answered 201",
+        "pause of 0.3 s begins",
+        "pause ends",
+        f"GET {PENDING_EVENT_PATH} answered 504",
+    ]
+    assert response.json()["code"] == "injected_fault"
 
 
 def test_a_fault_is_answered_before_validation(client):

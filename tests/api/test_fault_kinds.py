@@ -9,7 +9,6 @@ server between them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import socket
@@ -33,6 +32,7 @@ from mock_server.settings import Settings
 from mock_server.spec import Specs
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_IN_LIST, CPF_NOT_IN_LIST, CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT_PATH
+from tests.held_pauses import HeldPauses
 from tests.helpers import Client, assert_error
 from tests.live_server import live_server
 
@@ -350,27 +350,6 @@ def test_the_mock_server_command_resets_too_and_keeps_serving():
         server.terminate()
         _, err = server.proc.communicate(timeout=20)
     assert b"Traceback" not in err and b"ERROR" not in err, err.decode()
-
-
-class HeldPauses:
-    """`fault_replies.sleep` replaced: each pause says it began, then waits until the test lets it end."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-        self.began = threading.Semaphore(0)
-        self._go = threading.Semaphore(0)
-
-    async def sleep(self, seconds: float) -> None:
-        self.asked.append(seconds)
-        self.began.release()
-        released = await asyncio.to_thread(self._go.acquire, True, SAFETY)
-        assert released, "the test never ended the pause"
-
-    def wait_for_pause(self) -> None:
-        assert self.began.acquire(timeout=SAFETY), "the server did not pause"
-
-    def end_pause(self) -> None:
-        self._go.release()
 
 
 def read_exactly(sock: socket.socket, count: int) -> bytes:
