@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -184,11 +183,9 @@ def test_healthcheck_of_port_0_says_it_cannot_be_probed():
 
 def test_healthcheck_is_bounded_when_the_server_never_answers(fake_http):
     url = fake_http(None)
-    started = time.monotonic()
-    result = mock_server("healthcheck", url, "--timeout", "0.5")
+    result = mock_server("healthcheck", url, "--timeout", "0.5")  # a hang would be TimeoutExpired (TIMEOUT)
     assert result.returncode == 1
-    assert "no answer within the timeout" in result.stderr
-    assert time.monotonic() - started < 20  # 0.5 s plus an interpreter start, far from "forever"
+    assert "no answer within the timeout" in result.stderr  # its own timeout ended the attempt
 
 
 def test_healthcheck_of_something_that_is_not_a_mock_server_exits_1(fake_http):
@@ -221,13 +218,13 @@ def test_wait_prints_the_url_once_healthy(server):
 
 def test_wait_gives_up_after_its_timeout():
     url = f"http://127.0.0.1:{free_port()}"
-    started = time.monotonic()
     result = mock_server("wait", url, "--timeout", "1")
     assert result.returncode == 1
-    assert "not healthy within 1s" in result.stderr
+    assert (
+        "not healthy within 1s" in result.stderr
+    )  # --timeout 1 ended it (its deadline: tests/unit/test_probe_wait.py)
     assert "connection refused" in result.stderr
     assert result.stdout == ""
-    assert time.monotonic() - started < 20
 
 
 def test_wait_is_bounded_when_the_server_never_answers(fake_http):
@@ -246,12 +243,11 @@ def test_wait_stops_as_soon_as_the_server_process_is_gone(tmp_path):
             stdout=out,
             stderr=subprocess.DEVNULL,
         )
-    started = time.monotonic()
     result = mock_server("wait", "--ready-file", str(log), "--pid", str(proc.pid), "--timeout", "50")
     proc.wait(timeout=TIMEOUT)
     assert result.returncode == 1
+    # The process, not the 50 s timeout ("not healthy within 50s"), ended the wait.
     assert f"the server process {proc.pid} exited before it was healthy" in result.stderr
-    assert time.monotonic() - started < 40  # the process, not the 50 s timeout, ended the wait
 
 
 def test_wait_reads_the_url_from_the_ready_file(tmp_path):
@@ -303,13 +299,12 @@ def recipe(tmp_path: Path):
     work.mkdir()
     script = readme_recipe()
 
-    def run(with_mock_server: bool = True, **env: str) -> tuple[subprocess.CompletedProcess[str], float, str | None]:
+    def run(with_mock_server: bool = True, **env: str) -> tuple[subprocess.CompletedProcess[str], str | None]:
         path = [str(fake_bin), "/usr/local/bin", "/usr/bin", "/bin"]
         if with_mock_server:
             path.insert(1, str(BIN))
         else:
             assert shutil.which("mock-server", path=os.pathsep.join(path)) is None
-        started = time.monotonic()
         result = subprocess.run(
             ["bash", "-c", script],
             cwd=work,
@@ -319,44 +314,41 @@ def recipe(tmp_path: Path):
             timeout=TIMEOUT,
             check=False,
         )
-        return result, time.monotonic() - started, seen.read_text().strip() if seen.exists() else None
+        return result, seen.read_text().strip() if seen.exists() else None
 
     return run
 
 
 def test_the_recipe_runs_the_tests_against_a_healthy_server(recipe):
-    result, _, tested_url = recipe()
+    result, tested_url = recipe()
     assert result.returncode == 0, result.stderr
     assert tested_url is not None and re.fullmatch(r"http://127\.0\.0\.1:\d+", tested_url)
 
 
 def test_the_recipe_exits_with_the_tests_status_when_they_fail(recipe):
-    result, _, tested_url = recipe(FAKE_PYTEST_STATUS="4")
+    result, tested_url = recipe(FAKE_PYTEST_STATUS="4")
     assert result.returncode == 4
     assert tested_url is not None
 
 
 def test_the_recipe_fails_fast_on_an_unknown_scenario(recipe):
-    result, took, tested_url = recipe(MOCK_SERVER_SCENARIO="nope")
+    result, tested_url = recipe(MOCK_SERVER_SCENARIO="nope")
     assert result.returncode != 0
     assert "No scenario named 'nope'" in result.stderr
-    assert "exited before it was healthy" in result.stderr
+    assert "exited before it was healthy" in result.stderr  # the server's exit, not the 30 s timeout, ended the wait
     assert tested_url is None
-    assert took < 30  # the recipe's own timeout was not needed
 
 
 def test_the_recipe_fails_fast_on_a_busy_port(recipe, busy_port):
-    result, took, tested_url = recipe(MOCK_PORT=str(busy_port))
+    result, tested_url = recipe(MOCK_PORT=str(busy_port))
     assert result.returncode != 0
     assert "address already in use" in result.stderr
-    assert "exited before it was healthy" in result.stderr
+    assert "exited before it was healthy" in result.stderr  # not "not healthy within 30s"
     assert tested_url is None
-    assert took < 30
 
 
 def test_the_recipe_fails_fast_without_the_binary(recipe):
-    result, took, tested_url = recipe(with_mock_server=False)
-    assert result.returncode == 127
+    result, tested_url = recipe(with_mock_server=False)
+    assert result.returncode == 127  # `set -e` stopped at the first command that is not found: nothing waited
     assert "mock-server: command not found" in result.stderr
     assert tested_url is None
-    assert took < 30
