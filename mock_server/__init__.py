@@ -11,7 +11,8 @@ Who owns what:
 - sessions.py: the one owner of state (a Session has a Store, Journal, Faults, Clock and ids).
 - faults.py: which armed fault a call gets, by kind; fault_replies.py: how a `reset` (no answer, via connection.py)
   or a `slow_body` goes on the wire.
-- store.py: one session's records over its scenario's read-only seed (copy on write).
+- store.py: one session's records over its scenario's read-only seed (copy on write); conciliation_index.py:
+  which seed event uses an event_conciliation_key, indexed once per seed off the event loop.
 - scenarios.py: scenario files -> seeds, every problem located as FILE:LINE:COLUMN (scenario_text.py reads a
   text safely; a valid big file goes the lean way: scenario_stream.py cuts it into batches of events,
   yaml_blocks.py for block YAML, batch_packing.py checks and packs them, by worker processes when it pays;

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from . import assertions, pages, scheduling, session_admin, snapshot_admin
+from . import assertions, conciliation_index, pages, scheduling, session_admin, snapshot_admin
 from .clock import local_date, parse_date, parse_instant, timestamp
+from .conciliation_index import ConciliationIndex
 from .documents import canonical_document
 from .errors import Detail, InvalidRequest, JournalOff, LimitNotFound
 from .events import cross_check_event, to_money
@@ -47,10 +48,9 @@ def _parsed(parse: Callable[[str], T], body: dict[str, Any], name: str) -> T:
         raise InvalidRequest("The request is invalid.", [Detail((name,), str(exc))]) from None
 
 
-def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail]:
+def _conciliation_key_clashes(store: Store, base_index: ConciliationIndex, data: dict[str, Any]) -> list[Detail]:
     """CONTRACT 3 "keys unique", as a scenario file is checked: an event_conciliation_key appears once in the
     session (else the state export would not load back)."""
-    used = {i.event_conciliation_key: e.key for e in store.all_events() for i in e.installments}
     problems: list[Detail] = []
     seen: set[str] = set()
     for index, installment in enumerate(data["event_conciliation_list"]):
@@ -58,8 +58,8 @@ def _conciliation_key_clashes(store: Store, data: dict[str, Any]) -> list[Detail
         field = ("event_conciliation_list", index, "event_conciliation_key")
         if key in seen:
             problems.append(Detail(field, f"event_conciliation_key {key} appears more than once"))
-        elif key in used:
-            problems.append(Detail(field, f"event_conciliation_key {key} is already used by event {used[key]}"))
+        elif (user := store.event_using(key, base_index)) is not None:
+            problems.append(Detail(field, f"event_conciliation_key {key} is already used by event {user}"))
         seen.add(key)
     return problems
 
@@ -97,12 +97,17 @@ async def get_state(call: Call) -> Reply:
     return Reply(200, await export_state(call.session, as_yaml=False))
 
 
-def create_event(call: Call) -> Reply:
+async def create_event(call: Call) -> Reply:
+    """The first create over a seed waits for the index of its conciliation keys (built once, off the event
+    loop: conciliation_index.py); the checks and the creation follow it with no wait in between, on the base
+    the session has then (a reset or a loaded state may have changed it while this waited)."""
     store = call.session.store
+    while (base_index := conciliation_index.ready(store.base.events)) is None:
+        await conciliation_index.build(store.base.events)
     problems = cross_check_event(call.body)
     given = call.body.get("extraordinary_event_conciliation_key")
     if not problems and not (given and store.find_event(given)):  # an existing key: 409 below
-        problems = _conciliation_key_clashes(store, call.body)
+        problems = _conciliation_key_clashes(store, base_index, call.body)
     if problems:
         raise InvalidRequest("The event is inconsistent.", problems)
     key = given or call.session.ids.new_uuid()

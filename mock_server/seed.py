@@ -311,7 +311,7 @@ class SeedBuilder:
 class SeedEvents(Mapping[str, Event]):
     """Read-only mapping event key -> Event, in the order the events were given; keys must be unique."""
 
-    __slots__ = ("_buffer", "_count", "_objects", "_recent", "_slots", "_words")
+    __slots__ = ("__weakref__", "_buffer", "_count", "_objects", "_recent", "_slots", "_words")
 
     RECENT = 4096
 
@@ -403,6 +403,39 @@ class SeedEvents(Mapping[str, Event]):
             start = offset + _RECORD.size
             yield buffer[start : start + key_length].decode("utf-8"), offset
             offset += length
+
+    def _instalment_keys(self, offset: int, length: int, at: int) -> Iterator[bytes]:
+        """The event_conciliation_keys (UTF-8) of the record at `offset`, `at` just past its event key."""
+        buffer = self._buffer
+        if buffer[at] == _OBJECT:
+            index: int = _OBJECT_INDEX.unpack_from(buffer, at + 1)[0]
+            for instalment in self._objects[index].installments:
+                yield instalment.event_conciliation_key.encode("utf-8", "surrogatepass")
+            return
+        at += 1 + _EVENT.size  # the amounts' texts follow; their lengths end the event's fields
+        at += buffer[at - 3] + buffer[at - 2] + buffer[at - 1]
+        for start in range(at, offset + length, _INSTALMENT.size):
+            yield bytes(buffer[start : start + _UUID_LENGTH])
+
+    def conciliation_keys(self) -> Iterator[tuple[bytes, int]]:
+        """(event_conciliation_key as UTF-8, its record's offset) of every instalment, in order, read straight
+        from the records (no Event is made): what conciliation_index.py builds its index of."""
+        buffer, offset, end, head = self._buffer, 0, len(self._buffer), _RECORD.size
+        keys = self._instalment_keys
+        while offset < end:
+            length, key_length = _RECORD.unpack_from(buffer, offset)
+            for key in keys(offset, length, offset + head + key_length):
+                yield key, offset
+            offset += length
+
+    def conciliation_keys_at(self, offset: int) -> list[bytes]:
+        """The event_conciliation_keys (UTF-8) of the record at `offset` (one `conciliation_keys` gave)."""
+        length, key_length = _RECORD.unpack_from(self._buffer, offset)
+        return list(self._instalment_keys(offset, length, offset + _RECORD.size + key_length))
+
+    def key_at(self, offset: int) -> str:
+        """The event key of the record at `offset` (one `conciliation_keys` gave)."""
+        return self._key_at(offset).decode("utf-8")
 
     @overload
     def get(self, key: str, /) -> Event | None: ...

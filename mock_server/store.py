@@ -18,6 +18,7 @@ from . import events as event_rules
 from . import limits as limit_rules
 from .bounds import Bounds, check_room
 from .clock import timestamp
+from .conciliation_index import ConciliationIndex
 from .documents import canonical_document
 from .errors import (
     AccountAlreadyRegistered,
@@ -77,6 +78,9 @@ class Store:
         self._events: dict[str, Event] = {}
         self._accounts: dict[str, Account] = {}
         self._created_events = 0
+        # event_conciliation_key -> event key, of the events this session created: the base's are in its
+        # index (conciliation_index.py), and paying or canceling never changes an instalment's keys.
+        self._created_conciliation_keys: dict[str, str] = {}
         self._registered_accounts = 0
         self._added_recipients = 0  # added minus removed, never below 0
         # (account_id, proposal id) of the proposals this session made, oldest first, and the ids still kept
@@ -90,6 +94,7 @@ class Store:
             self.seed = seed
         self.base = self.seed
         self._events.clear()
+        self._created_conciliation_keys.clear()
         self._accounts.clear()
         self._created_events = self._registered_accounts = self._added_recipients = 0
         self._proposals.clear()
@@ -131,12 +136,19 @@ class Store:
     def all_events(self) -> Iterator[Event]:
         return _overlay(self.base.events, self._events)
 
+    def event_using(self, conciliation_key: str, base_index: ConciliationIndex) -> str | None:
+        """The key of the event whose instalment has `conciliation_key` (lower case), or None; `base_index` is
+        the index of `self.base.events` (conciliation_index.ready)."""
+        return self._created_conciliation_keys.get(conciliation_key) or base_index.owner(conciliation_key)
+
     def add_event(self, event: Event) -> Event:
         if self.find_event(event.key) is not None:
             raise EventAlreadyExists(f"Event {event.key} exists already.")
         check_room(self._created_events, self.bounds.max_events, "events created", "--max-events")
         self._events[event.key] = event
         self._created_events += 1
+        for instalment in event.installments:
+            self._created_conciliation_keys[instalment.event_conciliation_key] = event.key
         return event
 
     def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
