@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -57,7 +58,7 @@ class _Text:
 
 
 def state_document(
-    description: str, events: list[Event], accounts: list[Account], schedules: list[dict[str, Any]] | None = None
+    description: str, events: Iterable[Event], accounts: list[Account], schedules: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """A session's state as a scenario file: description, events, accounts (with the proposals made), and the
     schedules still pending, when there are any."""
@@ -91,19 +92,25 @@ def yaml_text(document: dict[str, Any], cancelled: threading.Event | None = None
     return out.getvalue()
 
 
-async def export_state(session: Session, as_yaml: bool) -> Any:
-    """The session's state (a document, or its YAML text), written off the event loop."""
-    description = session.scenario.description
-    events, accounts = session.store.snapshot()
-    schedules = pending_schedules(session)
+async def off_the_loop(work: Callable[[threading.Event], Any]) -> Any:
+    """`work(cancelled)` in the export's worker; `cancelled` is set if the caller goes away meanwhile."""
     cancelled = threading.Event()
-
-    def work() -> Any:
-        document = state_document(description, events, accounts, schedules)
-        return yaml_text(document, cancelled) if as_yaml else document
-
     try:
-        return await asyncio.get_running_loop().run_in_executor(_WORKER, work)
+        return await asyncio.get_running_loop().run_in_executor(_WORKER, work, cancelled)
     except asyncio.CancelledError:
         cancelled.set()
         raise
+
+
+async def export_state(session: Session, as_yaml: bool) -> Any:
+    """The session's state (a document, or its YAML text), made and written off the event loop: even the walk
+    over the seed's events (a million packed events take seconds to unpack)."""
+    description = session.scenario.description
+    events, accounts = session.store.snapshot()
+    schedules = pending_schedules(session)
+
+    def work(cancelled: threading.Event) -> Any:
+        document = state_document(description, events, accounts, schedules)
+        return yaml_text(document, cancelled) if as_yaml else document
+
+    return await off_the_loop(work)

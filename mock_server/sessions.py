@@ -76,8 +76,7 @@ class Session:
         self.schedules.load(state.schedules)
 
     def take_snapshot(self, name: str, now: datetime) -> Snapshot:
-        events = sum(1 for _ in self.store.all_events())
-        accounts = sum(1 for _ in self.store.all_accounts())
+        events, accounts = self.store.counts()
         snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts)
         self.snapshots.keep(snapshot)
         return snapshot

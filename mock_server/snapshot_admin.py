@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
+import threading
+from typing import Any
 
-from .export import state_document
+from .export import off_the_loop, state_document
 from .pipeline import BodyRules, Call, Handler, Reply
 from .scenario_body import ScenarioBody, judge_off_the_loop
 from .scenarios import ScenarioLoader
 from .schedules import plan_to_json
 from .sessions import Session
 from .spec import Specs
+from .store import Events
 
 _LOADERS: dict[int, ScenarioLoader] = {}
 
@@ -32,11 +35,8 @@ def body_rules(specs: Specs) -> dict[str, BodyRules]:
 
 
 def _summary(session: Session) -> dict[str, int]:
-    return {
-        "events": sum(1 for _ in session.store.all_events()),
-        "accounts": sum(1 for _ in session.store.all_accounts()),
-        "schedules": len(session.schedules.pending()),
-    }
+    events, accounts = session.store.counts()
+    return {"events": events, "accounts": accounts, "schedules": len(session.schedules.pending())}
 
 
 def put_state(call: Call) -> Reply:
@@ -60,22 +60,20 @@ def list_snapshots(call: Call) -> Reply:
     return Reply(200, {"snapshots": [s.to_json() for s in call.session.snapshots.all()]})
 
 
-def get_snapshot(call: Call) -> Reply:
-    """The snapshot's state as a scenario document (what restoring it would export)."""
+async def get_snapshot(call: Call) -> Reply:
+    """The snapshot's state as a scenario document (what restoring it would export), made off the event loop
+    as the state export is: it walks the whole seed. What a snapshot holds is never changed (a restore copies
+    it), so the worker may read it while the session goes on."""
     snapshot = call.session.snapshots.get(call.path["name"])
     base, events, mutable = snapshot.store.base, snapshot.store.events, snapshot.store.mutable
-    accounts = {**base.accounts, **mutable["_accounts"]}
-    all_events = {**base.events, **events}
-    schedules = [plan.remaining() for plan in snapshot.schedules.pending()]
-    return Reply(
-        200,
-        state_document(
-            call.session.scenario.description,
-            list(all_events.values()),
-            list(accounts.values()),
-            [plan_to_json(p) for p in schedules],
-        ),
-    )
+    description = call.session.scenario.description
+    schedules = [plan_to_json(plan.remaining()) for plan in snapshot.schedules.pending()]
+
+    def work(cancelled: threading.Event) -> dict[str, Any]:
+        accounts = {**base.accounts, **mutable["_accounts"]}
+        return state_document(description, Events(base.events, events), list(accounts.values()), schedules)
+
+    return Reply(200, await off_the_loop(work))
 
 
 def delete_snapshot(call: Call) -> Reply:

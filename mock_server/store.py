@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -136,6 +136,11 @@ class Store:
     def all_events(self) -> Iterator[Event]:
         return _overlay(self.base.events, self._events)
 
+    def counts(self) -> tuple[int, int]:
+        """How many events and accounts the session has, without walking the seed: each creation adds one
+        (a key the base has not), nothing is ever removed."""
+        return len(self.base.events) + self._created_events, len(self.base.accounts) + self._registered_accounts
+
     def event_using(self, conciliation_key: str, base_index: ConciliationIndex) -> str | None:
         """The key of the event whose instalment has `conciliation_key` (lower case), or None; `base_index` is
         the index of `self.base.events` (conciliation_index.ready)."""
@@ -177,13 +182,14 @@ class Store:
     def all_accounts(self) -> Iterator[Account]:
         return _overlay(self.base.accounts, self._accounts)
 
-    def snapshot(self) -> tuple[list[Event], list[Account]]:
+    def snapshot(self) -> tuple[Events, list[Account]]:
         """Every event and account as they are now, safe to read from another thread while the session changes.
 
-        Cheap: events are replaced on change, never changed, and the seed's records are never written; only
-        the session's own accounts change in place (their recipients and proposals), so only those are copied,
-        one level deep."""
-        events = list(self.all_events())
+        Cheap: events are replaced on change, never changed, and the seed's records are never written, so the
+        events are the base and a copy of the session's own, walked by whoever reads them (a million-event
+        seed takes seconds to unpack: export.py does it in its worker); only the session's own accounts change
+        in place (their recipients and proposals), so only those are copied, one level deep."""
+        events = Events(self.base.events, dict(self._events))
         accounts = [
             _account_copy(account) if self._accounts.get(account.account_id) is account else account
             for account in self.all_accounts()
@@ -312,6 +318,19 @@ def _account_copy(account: Account) -> Account:
         snapshot.recipient_list = copy.copy(account.recipient_list)
         snapshot.recipient_list.recipients = dict(account.recipient_list.recipients)
     return snapshot
+
+
+class Events(Iterable[Event]):
+    """A session's events at one moment, in the order of the state export: the base's, each replaced by the
+    session's copy where it has one, then the session's new ones. Walked on each iteration; `own` must not
+    change (a copy)."""
+
+    def __init__(self, base: Mapping[str, Event], own: Mapping[str, Event]) -> None:
+        self._base = base
+        self._own = own
+
+    def __iter__(self) -> Iterator[Event]:
+        return _overlay(self._base, self._own)
 
 
 def _overlay(seed: Mapping[str, T], own: Mapping[str, T]) -> Iterator[T]:
