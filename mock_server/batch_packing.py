@@ -36,6 +36,18 @@ MAX_WORKERS = 4
 _INSTALMENTS = "event_conciliation_list"
 
 
+# event check -> the check of a list of events, compiled once (a load makes a Sink per worker batch); the event
+# check is kept with it, so that its id is never another's
+_LIST_CHECKS: dict[int, tuple[SchemaCheck, SchemaCheck]] = {}
+
+
+def _list_check(event_check: SchemaCheck) -> SchemaCheck:
+    found = _LIST_CHECKS.get(id(event_check))
+    if found is None or found[0] is not event_check:
+        found = _LIST_CHECKS[id(event_check)] = (event_check, event_check.of_lists())
+    return found[1]
+
+
 class GiveUp(Exception):
     """Not a plainly valid scenario: the full path reads it."""
 
@@ -48,6 +60,7 @@ class Sink:
 
     def __init__(self, event_check: SchemaCheck, expected: int = 0, joinable: bool = False) -> None:
         self._valid = event_check.fast.is_valid
+        self._all_valid = _list_check(event_check).fast.is_valid
         self._builder = SeedBuilder(expected, indexed=not joinable)
         self._joinable = joinable
         self._conciliation_hashes = array("q")  # joinable: handed over
@@ -65,7 +78,19 @@ class Sink:
             raise GiveUp  # maybe an event_conciliation_key twice (or two keys of one hash): the full path tells
 
     def add(self, data: Any) -> None:
-        if type(data) is not dict or not self._valid(data) or cross_check_event(data):
+        if type(data) is not dict or not self._valid(data):
+            raise GiveUp
+        self._checked_in(data)
+
+    def add_all(self, events: list[Any]) -> None:
+        """A batch's events, the schema judging them in one call."""
+        if not self._all_valid(events):
+            raise GiveUp
+        for data in events:
+            self._checked_in(data)
+
+    def _checked_in(self, data: dict[str, Any]) -> None:
+        if cross_check_event(data):
             raise GiveUp
         self._note([hash(i["event_conciliation_key"].lower()) for i in data[_INSTALMENTS]])
         self._builder.add_scenario_event(data)  # ValueError: an event key twice
@@ -104,8 +129,7 @@ def _pack(syntax: str, text: str) -> tuple[PackedBatch, array[int]] | None:
     assert _WORKER_CHECK is not None
     sink = Sink(_WORKER_CHECK, joinable=True)
     try:
-        for data in decode(syntax, text):
-            sink.add(data)
+        sink.add_all(decode(syntax, text))
     except (GiveUp, DuplicateKey, ValueError, RecursionError):
         return None
     return sink.packed()
@@ -160,8 +184,7 @@ class Batches:
             self._join_oldest()
 
     def _here(self, syntax: str, text: str) -> None:
-        for data in decode(syntax, text):
-            self._sink.add(data)
+        self._sink.add_all(decode(syntax, text))
 
     def _join_oldest(self) -> None:
         syntax, text, future = self._pending.popleft()

@@ -159,6 +159,10 @@ def _within(paths: Iterable[FieldPath]) -> set[FieldPath]:
     return {path[:n] for path in paths for n in range(len(path) + 1)}
 
 
+def _compiled(schema: Any) -> jsonschema_rs.Validator:
+    return jsonschema_rs.Draft202012Validator(schema, validate_formats=True, formats={"br-document": is_valid_document})
+
+
 @dataclass(frozen=True, slots=True)
 class SchemaCheck:
     """One schema of the spec, compiled by jsonschema-rs (the engine schemathesis itself judges requests with).
@@ -171,6 +175,12 @@ class SchemaCheck:
 
     fast: jsonschema_rs.Validator
     schema: Any  # the inlined schema, for tests that compare engines
+
+    def of_lists(self) -> SchemaCheck:
+        """The check of a list of such values, in one call (a big scenario's events a batch at a time: a quarter
+        less time than one call an event)."""
+        schema = {"type": "array", "items": self.schema}
+        return SchemaCheck(_compiled(schema), schema)
 
     def problems(self, instance: Any, prefix: FieldPath = (), limit: int | None = MAX_DETAILS) -> list[Detail]:
         """CONTRACT 2: one entry per invalid field, several problems of one field joined in its message;
@@ -287,12 +297,7 @@ class Spec:
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
         schema = _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri))
-        return SchemaCheck(
-            jsonschema_rs.Draft202012Validator(
-                schema, validate_formats=True, formats={"br-document": is_valid_document}
-            ),
-            schema,
-        )
+        return SchemaCheck(_compiled(schema), schema)
 
     def paths(self) -> dict[str, list[Operation]]:
         by_path: dict[str, list[Operation]] = {}
