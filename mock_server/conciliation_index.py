@@ -47,9 +47,10 @@ class SeedIndex:
         self._seed = weakref.ref(seed)  # weak: the index is cached for as long as the seed lives, no longer
         self._hash = hash_of
         hashes, offsets = array("q"), array("Q")
-        for key, offset in seed.conciliation_keys():
-            hashes.append(hash_of(key))
-            offsets.append(offset)
+        for offset, keys in seed.conciliation_keys():
+            for (key,) in keys:
+                hashes.append(hash_of(key))
+                offsets.append(offset)
         size = min_size
         while size < 2 * len(offsets):
             size *= 2
