@@ -92,8 +92,8 @@ class MappingIndex:
         return self._owners.get(conciliation_key)
 
 
-# A seed's index, or the build under way, by id(seed); an entry goes with its seed (weakref.finalize). Only the
-# event loop's thread writes it: a build's result is stored by whoever sees it done first.
+# A seed's index, or the build under way, by id(seed). Written on the event loop (a build's result is stored by
+# whichever caller sees it done first), and emptied of a seed by its finalizer, wherever its last holder let go.
 _INDEXES: dict[int, SeedIndex | Future[SeedIndex]] = {}
 
 
@@ -103,7 +103,7 @@ def ready(events: Mapping[str, Event]) -> ConciliationIndex | None:
     if not isinstance(events, SeedEvents):
         return MappingIndex(events.values())
     found = _INDEXES.get(id(events))
-    if isinstance(found, Future) and found.done() and found.exception() is None:
+    if isinstance(found, Future) and found.done() and not found.cancelled() and found.exception() is None:
         found = _INDEXES[id(events)] = found.result()  # built, and every caller that waited for it went away
     return found if isinstance(found, SeedIndex) else None
 
