@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 REGISTRATION_DATE = "2026-11-21T09:00:00-03:00"
@@ -46,3 +47,24 @@ def recipient_path(account_id: str, recipient_id: str | None = None) -> str:
 
 def list_limit_update_path(account_id: str) -> str:
     return f"/limits/account/{account_id}/recipient_list/limit_update_request"
+
+
+def event_creation(
+    *conciliation_keys: str, key: str | None = None, instalments: int = 1, **fields: Any
+) -> dict[str, Any]:
+    """A valid `POST /__mock/events` body with fresh UUIDs: instalments with these event_conciliation_keys, or
+    `instalments` fresh ones; `key` the event's own; `fields` over the rest."""
+    keys = conciliation_keys or tuple(str(uuid.uuid4()) for _ in range(instalments))
+    body: dict[str, Any] = {
+        "security_key": str(uuid.uuid4()),
+        "investment_key": str(uuid.uuid4()),
+        "amortization_type": "early_amortization",
+        "total_expected_amount": 100.0,
+        "reference_date": "2026-11-01",
+        "due_date": "2026-11-30",
+        "event_conciliation_list": [{"event_conciliation_key": k, "installment_key": str(uuid.uuid4())} for k in keys],
+    }
+    if key is not None:
+        body["extraordinary_event_conciliation_key"] = key
+    body.update(fields)
+    return body

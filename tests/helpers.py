@@ -149,3 +149,17 @@ def assert_error(response: Response, status: int, code: str, fields: list[str] |
     if STATE_WATCH in response.extensions:
         assert_state_unchanged(response)
     return body
+
+
+def add_fault(client: Client, **body: Any) -> dict[str, Any]:
+    """`POST /__mock/faults`, which must answer 201: the fault armed."""
+    response = client.post("/__mock/faults", json=body)
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def faults(client: Client) -> list[dict[str, Any]]:
+    """The session's armed faults (`GET /__mock/faults`)."""
+    result: list[dict[str, Any]] = client.get("/__mock/faults").json()["faults"]
+    return result

@@ -18,6 +18,7 @@ from mock_server.app import create_app
 from mock_server.conciliation_index import SeedIndex
 from mock_server.seed import SeedEvents
 from mock_server.settings import Settings
+from tests.builders import event_creation
 from tests.default_scenario import PAID_EVENT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
@@ -26,21 +27,8 @@ PAID_KEY = "5c0f7e3a-2b4d-4e6f-8a1c-7d9b3e5f1a77"  # PAID_EVENT's first
 
 
 def new_event(*conciliation_keys: str, key: str | None = None) -> dict[str, Any]:
-    """A valid creation body with these conciliation keys (fresh ones where None)."""
-    body: dict[str, Any] = {
-        "security_key": str(uuid.uuid4()),
-        "investment_key": str(uuid.uuid4()),
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 100.0,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {"event_conciliation_key": k, "installment_key": str(uuid.uuid4())} for k in conciliation_keys
-        ],
-    }
-    if key is not None:
-        body["extraordinary_event_conciliation_key"] = key
-    return body
+    """A valid creation body with these conciliation keys."""
+    return event_creation(*conciliation_keys, key=key)
 
 
 def fresh() -> str:

@@ -33,23 +33,11 @@ from mock_server.spec import Specs
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_IN_LIST, CPF_NOT_IN_LIST, CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT_PATH
 from tests.held_pauses import HeldPauses
-from tests.helpers import Client, assert_error
+from tests.helpers import Client, add_fault, assert_error, faults
 from tests.live_server import live_server
 
 NEW_ACCOUNT = "5555-000002"  # registered by these tests, in no scenario
 SAFETY = 10.0  # seconds a step may take before the test gives up (a hang is a failure, never a wait)
-
-
-def add_fault(client: Client, **body: Any) -> dict[str, Any]:
-    response = client.post("/__mock/faults", json=body)
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def faults(client: Client) -> list[dict[str, Any]]:
-    result: list[dict[str, Any]] = client.get("/__mock/faults").json()["faults"]
-    return result
 
 
 def journal(client: Client) -> list[dict[str, Any]]:

@@ -21,22 +21,10 @@ from tests.default_scenario import (
     SMALL_ACCOUNT,
     event_path,
 )
-from tests.helpers import Client, assert_error
+from tests.helpers import Client, add_fault, assert_error, faults
 
 OTHER_CPF = "111.444.777-35"  # a valid CPF in no list
 HIT = {"code": "hit"}
-
-
-def add_fault(client: Client, **body: Any) -> dict[str, Any]:
-    response = client.post("/__mock/faults", json=body)
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def faults(client: Client) -> list[dict[str, Any]]:
-    result: list[dict[str, Any]] = client.get("/__mock/faults").json()["faults"]
-    return result
 
 
 def add_recipient(client: Client, account_id: str, document_number: str) -> Any:

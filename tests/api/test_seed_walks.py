@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,23 +16,14 @@ from mock_server.app import create_app
 from mock_server.models import Event
 from mock_server.seed import SeedEvents
 from mock_server.settings import Settings
+from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
 
 
 def new_event() -> dict[str, Any]:
-    return {
-        "security_key": str(uuid.uuid4()),
-        "investment_key": str(uuid.uuid4()),
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 100.0,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {"event_conciliation_key": str(uuid.uuid4()), "installment_key": str(uuid.uuid4())}
-        ],
-    }
+    return event_creation()
 
 
 def counted(client: Any, name: str) -> tuple[int, int]:
