@@ -98,6 +98,12 @@ class PackedBatch:
     has_objects: bool
 
 
+def _key_at(buffer: bytearray, offset: int) -> bytes:
+    """The key bytes of the record at `offset`."""
+    start = offset + _RECORD.size
+    return bytes(buffer[start : start + _RECORD.unpack_from(buffer, offset)[1]])
+
+
 def _table_size(entries: int) -> int:
     size = 8
     while size < 2 * entries:
@@ -113,7 +119,7 @@ class _KeyTable:
 
     def __init__(self, buffer: bytearray, expected: int) -> None:
         self._buffer = buffer
-        self._count = 0
+        self.count = 0
         self._allocate(_table_size(expected))
 
     def _allocate(self, size: int) -> None:
@@ -121,30 +127,26 @@ class _KeyTable:
         self._hashes = array("q", bytes(8 * size))
         self._mask = size - 1
 
-    def _key_at(self, offset: int) -> bytes:
-        start = offset + _RECORD.size
-        return bytes(self._buffer[start : start + _RECORD.unpack_from(self._buffer, offset)[1]])
-
     def insert(self, offset: int, key_hash: int) -> None:
         """ValueError when the key is there already."""
-        if 2 * (self._count + 1) > len(self.slots):
+        if 2 * (self.count + 1) > len(self.slots):
             self._grow()
-        slots, hashes, mask = self.slots, self._hashes, self._mask
+        slots, hashes, mask, buffer = self.slots, self._hashes, self._mask, self._buffer
         index = key_hash & mask
         while slots[index] != _EMPTY:
-            if hashes[index] == key_hash and self._key_at(slots[index] - 1) == self._key_at(offset):
-                raise ValueError(f"event key {self._key_at(offset).decode()} appears more than once")
+            if hashes[index] == key_hash and _key_at(buffer, slots[index] - 1) == _key_at(buffer, offset):
+                raise ValueError(f"event key {_key_at(buffer, offset).decode()} appears more than once")
             index = (index + 1) & mask
         slots[index] = offset + 1
         hashes[index] = key_hash
-        self._count += 1
+        self.count += 1
 
     def _grow(self) -> None:
         entries = [
             (slot - 1, key_hash) for slot, key_hash in zip(self.slots, self._hashes, strict=True) if slot != _EMPTY
         ]
         self._allocate(2 * len(self.slots))
-        self._count = 0
+        self.count = 0
         for offset, key_hash in entries:
             self.insert(offset, key_hash)
 
@@ -154,16 +156,17 @@ class SeedBuilder:
     read-only SeedEvents. Keys must be unique: ValueError as soon as one comes again.
 
     `expected`: about how many events will come (the key table is sized for them and grows past them).
-    `indexed=False`: no key table, only each record's key hash, for a batch joined to another builder."""
+    `indexed=False`: no key table, only each record's offset and key hash, for a batch joined to another
+    builder (`batch()`), which puts them in its table (`join`)."""
 
     def __init__(self, expected: int = 0, indexed: bool = True) -> None:
         self._buffer = bytearray()
         self._objects: list[Event] = []
         self._words: list[str] = list(_USUAL_WORDS)
         self._word_index: dict[str, int] = {word: index for index, word in enumerate(_USUAL_WORDS)}
-        self._offsets = array("Q")
-        self._key_hashes = array("q")  # hash() of each record's key bytes, when not indexed here
         self._table = _KeyTable(self._buffer, expected) if indexed else None
+        self._offsets = array("Q")  # not indexed: each record's offset, and the hash() of its key bytes
+        self._key_hashes = array("q")
 
     def batch(self) -> PackedBatch:
         """What was packed here, to be joined to another builder (one made with `indexed=False`)."""
@@ -177,18 +180,15 @@ class SeedBuilder:
         """Append a batch packed by another builder, when its records mean here what they meant there: its
         words are this builder's first ones, in order, and it holds no event kept as an object (its index
         would point into the other builder's list). False, and nothing appended, otherwise."""
+        if self._table is None:
+            raise TypeError("batches are joined to the indexed builder that builds the seed")
         if batch.has_objects or tuple(self._words[: len(batch.words)]) != batch.words:
             return False
         base = len(self._buffer)
         self._buffer += batch.buffer
-        offsets = [offset + base for offset in batch.offsets]
-        self._offsets.extend(offsets)
-        if self._table is None:
-            self._key_hashes.extend(batch.key_hashes)
-        else:
-            insert = self._table.insert
-            for offset, key_hash in zip(offsets, batch.key_hashes, strict=True):
-                insert(offset, key_hash)  # a forked worker's hash() is this process's: the same secret
+        insert = self._table.insert
+        for offset, key_hash in zip(batch.offsets, batch.key_hashes, strict=True):
+            insert(base + offset, key_hash)  # a forked worker's hash() is this process's: the same secret
         return True
 
     def _word(self, word: str) -> int:
@@ -203,11 +203,11 @@ class SeedBuilder:
     def _record(self, key: str, body: bytes) -> None:
         encoded = key.encode("utf-8")
         offset = len(self._buffer)
-        self._offsets.append(offset)
         self._buffer += _RECORD.pack(_RECORD.size + len(encoded) + len(body), len(encoded))
         self._buffer += encoded
         self._buffer += body
         if self._table is None:
+            self._offsets.append(offset)
             self._key_hashes.append(hash(encoded))
         else:
             self._table.insert(offset, hash(encoded))
@@ -306,7 +306,7 @@ class SeedBuilder:
     def build(self) -> SeedEvents:
         if self._table is None:
             raise TypeError("a builder without a key table packs batches to join, not a seed")
-        return SeedEvents._packed(self._buffer, self._objects, self._words, len(self._offsets), self._table.slots)
+        return SeedEvents._packed(self._buffer, self._objects, self._words, self._table.count, self._table.slots)
 
 
 class SeedEvents(Mapping[str, Event]):
@@ -340,10 +340,6 @@ class SeedEvents(Mapping[str, Event]):
         self._recent: dict[str, Event] = {}
 
     # --- reading --------------------------------------------------------------------------------
-
-    def _key_at(self, offset: int) -> bytes:
-        start = offset + _RECORD.size
-        return bytes(self._buffer[start : start + _RECORD.unpack_from(self._buffer, offset)[1]])
 
     def _find(self, key: bytes) -> int:
         """The offset of the key's record, or -1."""
@@ -437,7 +433,7 @@ class SeedEvents(Mapping[str, Event]):
 
     def key_at(self, offset: int) -> str:
         """The event key of the record at `offset` (one `conciliation_keys` gave)."""
-        return self._key_at(offset).decode("utf-8")
+        return _key_at(self._buffer, offset).decode("utf-8")
 
     @overload
     def get(self, key: str, /) -> Event | None: ...
