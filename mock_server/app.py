@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Mapping
 
 from starlette.applications import Starlette
@@ -80,13 +79,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     """The ASGI app. Raises ScenarioError when a scenario does not validate."""
     settings = settings or Settings()
     specs = specs or load_specs()
-    # A scenario is millions of objects that all live on: the cyclic GC's repeated full passes over them
-    # while they are made cost a third of a big scenario's load time, for nothing to collect.
-    gc.disable()
-    try:
-        scenarios = ScenarioLoader.from_specs(specs).load_directory(settings.fixtures)
-    finally:
-        gc.enable()
+    scenarios = ScenarioLoader.from_specs(specs).load_directory(settings.fixtures)
     sessions = Sessions(
         scenarios,
         settings.scenario,

@@ -18,10 +18,7 @@ and everything else behaves as before.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
-from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
@@ -128,19 +125,6 @@ def _events(reader: _Reader, batches: Batches) -> None:
             return
 
 
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """The cyclic garbage collector off while a big file is read: each event's dicts are freed by their
-    reference counts, and the collector's passes over everything alive cost a tenth of the load for nothing."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _read_json(
     stream: TextIO, event_check: SchemaCheck, workers: int, expected: int
 ) -> tuple[dict[str, Any], SeedEvents] | None:
@@ -213,7 +197,7 @@ def read_lean(path: Path, event_check: SchemaCheck) -> tuple[dict[str, Any], See
 
 
 def _read(path: Path, event_check: SchemaCheck, workers: int) -> tuple[dict[str, Any], SeedEvents] | None:
-    with path.open(encoding="utf-8") as stream, _no_collection():
+    with path.open(encoding="utf-8") as stream:
         head = stream.read(CHUNK)
         stream.seek(0)
         reader = _read_json if head.lstrip(" \t\n\r").startswith("{") else _read_block_yaml
