@@ -238,10 +238,28 @@ def _screen(text: str) -> None:
                 sizes[anchor] = size
             if open_nodes:
                 open_nodes[-1][1] += size
+    except yaml.MarkedYAMLError as exc:
+        if _LIBYAML_DEPTH in str(exc.problem) and exc.problem_mark is not None:
+            _refuse_libyaml_depth(text, exc.problem_mark)
+        return
     except yaml.YAMLError:
         return
     finally:
         loader.dispose()
+
+
+# libyaml (bundled since PyYAML 6.0.4) refuses nesting past its own bound (1000) in the scanner, which reads
+# ahead of the events while a flow collection may still turn out to be a key: `[[[[...` fails before the
+# screen sees level MAX_DEPTH. Our bound speaks first all the same, at its own place.
+_LIBYAML_DEPTH = "maximum nesting depth"
+
+
+def _refuse_libyaml_depth(text: str, mark: Any) -> None:
+    """Raise our own depth problem for a text libyaml found too deep at `mark`: the text before that mark
+    holds the levels up to libyaml's bound, so screening it meets ours (which is lower) at the first level
+    past it; should libyaml ever count lower than us, its own place is named with our message."""
+    _screen(text[: mark.index])
+    raise Unreadable([Located(*_at(mark), (), f"nested deeper than {MAX_DEPTH} levels")])
 
 
 def _compose(text: str) -> yaml.Node | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mock_server import scenarios
+from mock_server import scenario_text, scenarios
 from mock_server.scenario_text import MAX_DEPTH, MAX_REPEATED_NODES
 from mock_server.scenarios import Problem, ScenarioError, ScenarioLoader
 from mock_server.spec import Specs
@@ -60,19 +60,39 @@ def only(loader: ScenarioLoader, text: str) -> Problem:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "place"),
     [
-        pytest.param("description: " + "[" * 30_000 + "]" * 30_000 + "\n", id="yaml-flow"),
-        pytest.param('{"description": ' + "[" * 30_000 + "]" * 30_000 + "}", id="json-syntax"),
-        pytest.param("description:\n" + "".join(" " * i + "-\n" for i in range(1, 400)), id="yaml-block"),
+        # the root mapping is level 1: the first level past the bound opens MAX_DEPTH - 1 characters later
+        pytest.param("description: " + "[" * 30_000 + "]" * 30_000 + "\n", (1, 13 + MAX_DEPTH), id="yaml-flow"),
+        pytest.param('{"description": ' + "[" * 30_000 + "]" * 30_000 + "}", (1, 16 + MAX_DEPTH), id="json-syntax"),
+        pytest.param(
+            "description:\n" + "".join(" " * i + "-\n" for i in range(1, 400)),
+            (MAX_DEPTH + 1, MAX_DEPTH + 1),
+            id="yaml-block",
+        ),
+        pytest.param(
+            "description: é€😀\nx: " + "{a: " * 30_000 + "1" + "}" * 30_000 + "\n",
+            (2, 4 + 4 * (MAX_DEPTH - 1)),
+            id="yaml-flow-mapping",
+        ),
     ],
 )
-def test_nesting_past_the_bound_is_one_located_problem(loader: ScenarioLoader, text: str) -> None:
-    """~30,000 levels segfaulted serve and check (libyaml's composer recurses in C)."""
+def test_nesting_past_the_bound_is_one_located_problem(loader: ScenarioLoader, text: str, place) -> None:
+    """~30,000 levels segfaulted serve and check (libyaml's composer recurses in C). Since PyYAML 6.0.4 libyaml's
+    scanner refuses nesting past 1000 levels before the screen sees level 100: our bound and place all the same."""
     problem = only(loader, text)
     assert problem.message == f"nested deeper than {MAX_DEPTH} levels"
     assert problem.path == ""
-    assert (problem.line, problem.column) != (1, 1)
+    assert (problem.line, problem.column) == place
+
+
+def test_a_yaml_library_bound_met_before_ours_reads_as_ours(loader: ScenarioLoader, monkeypatch) -> None:
+    """Were our bound above libyaml's (1000 since PyYAML 6.0.4), libyaml's refusal is still one located problem
+    in our words, never "not a safe YAML document"; with older PyYAML, which has no bound, ours meets it."""
+    monkeypatch.setattr(scenario_text, "MAX_DEPTH", 5_000)
+    problem = only(loader, "description: " + "[" * 30_000 + "]" * 30_000 + "\n")
+    assert problem.message == "nested deeper than 5000 levels"
+    assert problem.line == 1 and problem.column > 13 + 900
 
 
 def test_nesting_within_the_bound_reaches_the_schema(loader: ScenarioLoader) -> None:
