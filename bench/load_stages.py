@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.load_stages FILE [--syntax json|yaml]
 
-Runs the stages of `mock_server.scenario_stream` one after the other over the whole file, in this process
+Runs the stages of `mock_server.scenarios.stream` one after the other over the whole file, in this process
 (no workers), and prints a JSON object: stage -> CPU seconds, plus `events` and `total` (the lean path's own
 serial load of the same file, timed whole). `make bench` runs it pinned to one core on the 100k-event files
 and shows the table: with workers, the load's wall time is about the sum over the cores, so this is the
@@ -20,14 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mock_server import scenario_text
-from mock_server.batch_packing import Sink
-from mock_server.body import SCENARIO_JSON
-from mock_server.events import cross_check_event
-from mock_server.scenario_stream import BATCH_CHARS, BYTES_PER_EVENT, _read, _Reader
-from mock_server.scenarios import ScenarioLoader
-from mock_server.spec import load_specs
-from mock_server.yaml_blocks import split_events
+from mock_server.domain.events import cross_check_event
+from mock_server.scenarios import text as scenario_text
+from mock_server.scenarios.batch_packing import Sink
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.scenarios.stream import BATCH_CHARS, BYTES_PER_EVENT, _read, _Reader
+from mock_server.scenarios.yaml_blocks import split_events
+from mock_server.spec.openapi import load_specs
+from mock_server.wire.decoding import SCENARIO_JSON
 
 T = TypeVar("T")
 # In the order a load goes through them; each also names what it stands for in the report.

@@ -41,7 +41,7 @@ def py_spy() -> str:
 
 
 def frame_name(frame: str, roots: tuple[str, ...]) -> str:
-    """`handler (/repo/mock_server/routes.py:12)` -> `mock_server/routes.py:handler`: paths are shown from
+    """`handler (/repo/mock_server/api/handlers.py:12)` -> `mock_server/api/handlers.py:handler`: paths are shown from
     the checkout (one of `roots`, each ending in '/'), site-packages or the standard library."""
     name, _, where = frame.partition(" (")
     where = where.rstrip(")")
@@ -85,8 +85,8 @@ def profile_load(harness: Harness, spy: str, raw: Path, events: int, rate: int) 
     path = directory / "scale.yaml"
     subprocess.run([PYTHON, str(BENCH / "gen_scenario.py"), str(events), str(path)], check=True)
     code = (
-        "from pathlib import Path; from mock_server.spec import load_specs; "
-        "from mock_server.scenarios import ScenarioLoader; "
+        "from pathlib import Path; from mock_server.spec.openapi import load_specs; "
+        "from mock_server.scenarios.loader import ScenarioLoader; "
         f"ScenarioLoader.from_specs(load_specs()).load_directory(Path({str(directory)!r}))"
     )
     record = [spy, "record", "--format", "raw", "--rate", str(rate), "--function", "--output", str(raw)]

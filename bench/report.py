@@ -231,8 +231,8 @@ def scale_section(scale: list[ScaleRow]) -> list[str]:
         "200 from `/__mock/health` with only the generated scenario in `--fixtures` (so it includes the "
         "interpreter's start-up). While it loads, the server may run on every core: a file of 8 MB or more is "
         "checked and packed by worker processes, one per core (up to 4), while the server cuts it into batches "
-        "(`mock_server/batch_packing.py`); *load CPU* adds up the server's and its workers' CPU time, and the "
-        "peak is the larger of the server's own (VmHWM) and its process tree's proportional memory (PSS, "
+        "(`mock_server/scenarios/batch_packing.py`); *load CPU* adds up the server's and its workers' CPU time, "
+        "and the peak is the larger of the server's own (VmHWM) and its process tree's proportional memory (PSS, "
         "sampled every 50 ms). Once ready, the server is pinned to core 0 like every other server, and the "
         "lookups are measured: GET of a random event among all those loaded.\n",
         "| events | syntax | file | generated in | load | load CPU | RSS loaded (peak) | lookup req/s | p50 ms "

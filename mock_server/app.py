@@ -11,17 +11,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, routes, session_admin, snapshot_admin
-from .coverage import Coverage, OperationDoc
-from .encoding import error_response
-from .errors import NotFound
-from .pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
-from .scenarios import ScenarioLoader
-from .served_specs import ServedSpecs
-from .session_url import SessionPrefix
-from .sessions import Sessions
-from .settings import Settings
-from .spec import Spec, Specs, load_specs
+from mock_server.admin import handlers as admin
+from mock_server.admin import sessions as session_admin
+from mock_server.admin import snapshots as snapshot_admin
+from mock_server.api import handlers as public_api
+from mock_server.domain.errors import NotFound
+from mock_server.http.pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
+from mock_server.http.responses import error_response
+from mock_server.http.session_url import SessionPrefix
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.settings import Settings
+from mock_server.spec.openapi import Spec, Specs, load_specs
+from mock_server.spec.served import ServedSpecs
+from mock_server.state.coverage import Coverage, OperationDoc
+from mock_server.state.sessions import Sessions
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
 # and the public spec describes the public API, not the test controls.
@@ -96,7 +99,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         coverage_of(specs.public),
         ServedSpecs.build(specs),
     )
-    table = _routes(specs.public, routes.HANDLERS, server, public=True, keep=None)
+    table = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table += _routes(
         specs.admin,
         admin.HANDLERS,

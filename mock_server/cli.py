@@ -21,15 +21,15 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from . import probe
-from .bounds import Bounds, ConnectionLimits, parse_size
-from .clock import parse_instant
-from .connection import protocol_class
-from .coverage import Coverage, markdown
-from .errors import ScenarioNotFound
-from .scenarios import ScenarioError, ScenarioLoader
-from .settings import Settings
-from .spec import load_specs
+from mock_server import probe
+from mock_server.domain.clock import parse_instant
+from mock_server.domain.errors import ScenarioNotFound
+from mock_server.http.connection import protocol_class
+from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.settings import Settings
+from mock_server.spec.openapi import load_specs
+from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
+from mock_server.state.coverage import Coverage, markdown
 
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -323,7 +323,7 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         date_header=False,
         lifespan="off",
         log_config=_log_config(),
-        # connection.py: uvicorn's httptools protocol plus the deadlines and head-size limit it lacks.
+        # http/connection.py: uvicorn's httptools protocol plus the deadlines and head-size limit it lacks.
         http=protocol_class(settings.connection),
         timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
         timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]
@@ -331,7 +331,7 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
 
 
 def serve(settings: Settings) -> int:
-    from .app import create_app  # after argument errors are out of the way
+    from mock_server.app import create_app  # after argument errors are out of the way
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:

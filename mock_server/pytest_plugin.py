@@ -128,10 +128,10 @@ class _InProcessServer:
 
         import uvicorn
 
-        from .app import create_app
-        from .bounds import ConnectionLimits
-        from .connection import protocol_class
-        from .settings import Settings
+        from mock_server.app import create_app
+        from mock_server.http.connection import protocol_class
+        from mock_server.settings import Settings
+        from mock_server.state.bounds import ConnectionLimits
 
         fixtures = _setting(config, "fixtures")
         options: dict[str, Any] = {"port": 0, "admin_token": _setting(config, "admin_token")}

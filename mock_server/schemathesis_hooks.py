@@ -27,7 +27,7 @@ except ImportError as missing:
         name=missing.name,
     ) from missing
 
-from mock_server.documents import (
+from mock_server.domain.documents import (
     DOCUMENT_PATTERN,
     generate_cnpj,
     generate_cpf,

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .bounds import Bounds, ConnectionLimits
-from .resources import data_path
+from mock_server.spec.resources import data_path
+from mock_server.state.bounds import Bounds, ConnectionLimits
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Settings:
     admin_token: str | None = None
     seed: int | None = None
     clock: datetime | None = None  # every session starts with its clock frozen here
-    max_sessions: int = 256  # sessions kept; the least recently used idle one beyond is evicted (sessions.py)
+    max_sessions: int = 256  # sessions kept; the least recently used idle one beyond is evicted (state/sessions.py)
     log_level: str = "warning"
     access_log: bool = False
     validate_responses: bool = False

@@ -20,7 +20,7 @@ from openapi_core.testing import MockRequest, MockResponse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from mock_server.documents import is_valid_document  # noqa: E402  (pure: the standard library only)
+from mock_server.domain.documents import is_valid_document  # noqa: E402  (pure: the standard library only)
 
 
 def _text(content: bytes) -> str:

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from mock_server.spec import Specs, load_specs
+from mock_server.spec.openapi import Specs, load_specs
 from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")

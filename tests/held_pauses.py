@@ -1,5 +1,5 @@
 """Holding the server in a fault's pause, so that a test proves a delay without timing it (the team's rule: no
-timed tests). Every pause of a fault (its delay_ms, a slow body's pauses) is `mock_server.fault_replies.sleep`;
+timed tests). Every pause of a fault (its delay_ms, a slow body's pauses) is `mock_server.http.fault_replies.sleep`;
 a test puts `HeldPauses.sleep` in its place (monkeypatch), sees the pause begin and what it asked for, checks
 that nothing was answered yet, then lets it end. Only a server in this process can be held (in-process
 TestClient or a uvicorn thread), never a `mock-server` process."""

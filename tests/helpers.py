@@ -17,7 +17,7 @@ import httpx
 import httpx2
 from starlette.testclient import TestClient
 
-from mock_server.spec import Operation, SchemaCheck, Specs, load_specs
+from mock_server.spec.openapi import Operation, SchemaCheck, Specs, load_specs
 
 # Starlette's TestClient is an httpx2 client; a live server (MOCK_SERVER_TEST_URL) is reached with httpx.
 Client = httpx.Client | httpx2.Client

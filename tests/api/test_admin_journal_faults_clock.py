@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from mock_server import fault_replies
 from mock_server.app import create_app
+from mock_server.http import fault_replies
 from mock_server.settings import Settings
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.held_pauses import SAFETY, HeldPauses

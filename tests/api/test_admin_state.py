@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from mock_server.scenarios import ScenarioLoader
+from mock_server.scenarios.loader import ScenarioLoader
 from tests.default_scenario import FULL_ACCOUNT, PARTIALLY_PAID_EVENT, PENDING_EVENT
 
 NEW_ACCOUNT = "7777-000001"

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from bench.gen_scenario import event_key, write_scenario
-from mock_server.batch_packing import PARALLEL_FROM_BYTES
+from mock_server.scenarios.batch_packing import PARALLEL_FROM_BYTES
 from tests.live_server import live_server
 
 EVENTS = 16_000  # about 9.3 MB in JSON syntax, 9.2 MB in YAML: over PARALLEL_FROM_BYTES

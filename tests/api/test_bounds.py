@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from mock_server.bounds import Bounds
-from mock_server.journal import JOURNAL_BODY_BYTES
+from mock_server.state.bounds import Bounds
+from mock_server.state.journal import JOURNAL_BODY_BYTES
 from tests.helpers import assert_error
 from tests.live_server import REPOSITORY
 

@@ -1,6 +1,6 @@
 """POST /__mock/events refuses an event_conciliation_key the session already uses (CONTRACT 3, "keys unique"),
 wherever the user is: the seed, an event the session created, changed, restored or loaded; and the seed's
-index of those keys is built off the event loop (conciliation_index.py): other sessions are answered while
+index of those keys is built off the event loop (state/conciliation_index.py): other sessions are answered while
 it is being built."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 
-from mock_server import conciliation_index
 from mock_server.app import create_app
-from mock_server.conciliation_index import SeedIndex
-from mock_server.seed import SeedEvents
 from mock_server.settings import Settings
+from mock_server.state import conciliation_index
+from mock_server.state.conciliation_index import SeedIndex
+from mock_server.state.seed_storage import SeedEvents
 from tests.builders import event_creation
 from tests.default_scenario import PAID_EVENT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
@@ -163,7 +163,7 @@ def test_the_index_is_built_off_the_event_loop_once_for_concurrent_creates(specs
 
 
 def test_the_events_of_a_big_file_read_the_lean_way_are_indexed(tmp_path, make_client):
-    """A JSON-syntax scenario file is packed a batch at a time (scenario_stream.py): its keys are found too."""
+    """A JSON-syntax scenario file is packed a batch at a time (scenarios/stream.py): its keys are found too."""
     events = [new_event(fresh(), fresh(), key=fresh()) for _ in range(30)]
     (tmp_path / "many.yaml").write_text(json.dumps({"description": "many", "events": events, "accounts": []}))
     with make_client(fixtures=tmp_path, scenario="many") as http:

@@ -22,14 +22,14 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from mock_server import fault_replies
 from mock_server.app import create_app
-from mock_server.bounds import ConnectionLimits
-from mock_server.connection import protocol_class
-from mock_server.fault_replies import ConnectionDropped, pieces
-from mock_server.faults import MAX_FAULT_BODY_BYTES
+from mock_server.http import fault_replies
+from mock_server.http.connection import protocol_class
+from mock_server.http.fault_replies import ConnectionDropped, pieces
 from mock_server.settings import Settings
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
+from mock_server.state.bounds import ConnectionLimits
+from mock_server.state.faults import MAX_FAULT_BODY_BYTES
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_IN_LIST, CPF_NOT_IN_LIST, CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT_PATH
 from tests.held_pauses import HeldPauses
@@ -279,7 +279,7 @@ def test_a_forbidden_combination_says_why(client):
 
 @contextmanager
 def threaded_server(app: Starlette) -> Iterator[int]:
-    """uvicorn with mock-server's own HTTP protocol (connection.py) serving `app` on 127.0.0.1, port 0, in a
+    """uvicorn with mock-server's own HTTP protocol (http/connection.py) serving `app` on 127.0.0.1, port 0, in a
     thread of this process; yields the port."""
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, lifespan="off", log_config=None, http=protocol_class(ConnectionLimits())

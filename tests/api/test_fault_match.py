@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mock_server.faults import MAX_FAULT_BODY_BYTES
+from mock_server.state.faults import MAX_FAULT_BODY_BYTES
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import (
     CNPJ_RECIPIENT,

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
 from tests.helpers import assert_error
 
 MIB = 1024 * 1024

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.served_specs import bundle_admin
-from mock_server.spec import Spec, Specs
+from mock_server.spec.openapi import Spec, Specs
+from mock_server.spec.served import bundle_admin
 from scripts.spec_examples import operations, resolved
 from tests.helpers import assert_error
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from mock_server import pages
-from mock_server.spec import Specs
+from mock_server.admin import pages
+from mock_server.spec.openapi import Specs
 from tests.helpers import assert_error
 
 PAGES = ["/__mock/ui", "/__mock/docs"]

@@ -20,9 +20,9 @@ from typing import Protocol
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.fault_replies import ConnectionDropped
+from mock_server.http.fault_replies import ConnectionDropped
 from mock_server.settings import Settings
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 README = REPOSITORY / "README.md"

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import pytest
 
-from mock_server import routes
+from mock_server.api import handlers as routes
 from mock_server.app import create_app
 from mock_server.cli import _parser, settings_from
-from mock_server.pipeline import Call, Handler, Reply
+from mock_server.http.pipeline import Call, Handler, Reply
 from mock_server.settings import Settings
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
 from tests.builders import REGISTER, registration
 from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import Client, WatchedTestClient, assert_error, assert_state_unchanged, error_problems

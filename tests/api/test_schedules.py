@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mock_server.resources import data_path
-from mock_server.scenarios import ScenarioLoader
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.spec.resources import data_path
 from tests.helpers import assert_error
 
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # 1500.00 expected, nothing paid

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
-from mock_server.models import Event
-from mock_server.seed import SeedEvents
+from mock_server.domain.models import Event
 from mock_server.settings import Settings
+from mock_server.state.seed_storage import SeedEvents
 from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 

@@ -18,9 +18,9 @@ from referencing.jsonschema import DRAFT202012
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.served_specs import BundleError, bundle_admin, external_refs
 from mock_server.settings import Settings
-from mock_server.spec import HTTP_METHODS, Specs, _inlined
+from mock_server.spec.openapi import HTTP_METHODS, Specs, _inlined
+from mock_server.spec.served import BundleError, bundle_admin, external_refs
 from tests.helpers import Response
 from tests.live_server import live_server as start_live_server
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from mock_server.session_url import SESSION_KEY, SessionPrefix, split_session_path
+from mock_server.http.session_url import SESSION_KEY, SessionPrefix, split_session_path
 from tests.helpers import assert_error
 
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"

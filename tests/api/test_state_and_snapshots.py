@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mock_server.snapshots import MAX_SNAPSHOTS
+from mock_server.state.snapshots import MAX_SNAPSHOTS
 from tests.helpers import assert_error
 
 PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"

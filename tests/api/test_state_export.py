@@ -10,11 +10,11 @@ import httpx
 import pytest
 import yaml
 
-from mock_server import export
 from mock_server.app import create_app
-from mock_server.export import state_document
-from mock_server.models import LimitWindow
+from mock_server.domain.models import LimitWindow
 from mock_server.settings import Settings
+from mock_server.state import export
+from mock_server.state.export import state_document
 
 WINDOWS = [{"start_time": "06:00:00-03:00", "amount": 500000}, {"start_time": "20:00:00-03:00", "amount": 300000}]
 
@@ -75,7 +75,7 @@ def test_the_export_reads_the_same_in_both_formats(client, format_):
 
 
 def test_the_piecewise_yaml_is_what_dumping_the_whole_document_writes(client):
-    from mock_server.export import _Dumper, yaml_text
+    from mock_server.state.export import _Dumper, yaml_text
 
     client.post("/limits/account/0001-123456/limit_update_request", json={"pix": {"withdraw": WINDOWS[:1]}})
     document = client.get("/__mock/state").json()

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from mock_server import scenario_body
 from mock_server.app import create_app
-from mock_server.errors import Detail
-from mock_server.scenario_text import read
-from mock_server.scenarios import ScenarioError, ScenarioLoader
+from mock_server.domain.errors import Detail
+from mock_server.scenarios import state_body as scenario_body
+from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.scenarios.text import read
 from mock_server.settings import Settings
 from tests.helpers import assert_error, error_problems
 
@@ -371,7 +371,7 @@ def test_a_body_over_1_mib_without_a_length_is_413_too(client):
 
 
 def test_a_refused_snapshot_changes_neither_the_state_nor_the_snapshots(client):
-    from mock_server.snapshots import MAX_SNAPSHOTS
+    from mock_server.state.snapshots import MAX_SNAPSHOTS
 
     for i in range(MAX_SNAPSHOTS):
         assert client.post(f"/__mock/snapshots/s{i}").status_code == 201

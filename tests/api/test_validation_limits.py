@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from mock_server.body import MAX_BODY_BYTES
-from mock_server.spec import MAX_DETAILS
+from mock_server.spec.openapi import MAX_DETAILS
+from mock_server.wire.decoding import MAX_BODY_BYTES
 from tests.helpers import assert_error
 
 ACCOUNT = "0001-123456"

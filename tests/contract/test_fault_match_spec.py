@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mock_server.spec import Operation, Specs, load_specs
+from mock_server.spec.openapi import Operation, Specs, load_specs
 
 SPECS: Specs = load_specs()
 PUBLIC = SPECS.public.operations

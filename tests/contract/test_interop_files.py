@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from mock_server.spec import Specs
+from mock_server.spec.openapi import Specs
 
 INTEROP = Path(__file__).resolve().parents[2] / "interop"
 EXAMPLES = sorted((INTEROP / "specmatic-examples").glob("*.json"))

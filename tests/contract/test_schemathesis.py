@@ -13,8 +13,8 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 import mock_server.schemathesis_hooks  # noqa: F401  (registers the br-document generator)
 from mock_server.app import create_app
-from mock_server.resources import data_path
 from mock_server.settings import Settings
+from mock_server.spec.resources import data_path
 
 MAX_EXAMPLES = 30
 

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from mock_server.spec import Specs, load_specs
+from mock_server.spec.openapi import Specs, load_specs
 from scripts.spec_examples import FAULTED_STATUSES, Pair, all_pairs, faults_to_inject, pairing_problems, pairs
 
 SEED = 1

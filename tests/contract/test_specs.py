@@ -10,9 +10,9 @@ from openapi_spec_validator.readers import read_from_filename
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from mock_server.pipeline import PathEndpoint
-from mock_server.resources import data_path
-from mock_server.spec import HTTP_METHODS, Specs
+from mock_server.http.pipeline import PathEndpoint
+from mock_server.spec.openapi import HTTP_METHODS, Specs
+from mock_server.spec.resources import data_path
 
 CONTRACT_OPERATIONS = {
     "getExtraordinaryEvent": ("GET", "/event_conciliation/extraordinary_event/{extraordinary_event_conciliation_key}"),
@@ -60,7 +60,7 @@ def test_every_route_is_in_a_spec_and_every_spec_operation_is_routed(app: Starle
 
 def test_a_route_missing_from_the_spec_is_detected(app: Starlette, specs: Specs) -> None:
     """The comparison above can fail: an extra route breaks it."""
-    from mock_server.pipeline import OperationRunner
+    from mock_server.http.pipeline import OperationRunner
 
     runner = next(iter(app.routes[0].app.runners.values()))  # type: ignore[attr-defined]
     assert isinstance(runner, OperationRunner)

@@ -1,6 +1,6 @@
-"""mock_server.batch_packing: batches of a big scenario packed by worker processes give exactly the scenario the
-full path gives, in the file's order; what a worker cannot hand back joinable is packed again here; a problem
-in any batch gets the full path's verdict."""
+"""mock_server.scenarios.batch_packing: batches of a big scenario packed by worker processes give exactly the
+scenario the full path gives, in the file's order; what a worker cannot hand back joinable is packed again
+here; a problem in any batch gets the full path's verdict."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from mock_server import batch_packing, scenario_stream
-from mock_server.batch_packing import workers_for
-from mock_server.seed import SeedBuilder
+from mock_server.scenarios import batch_packing
+from mock_server.scenarios import stream as scenario_stream
+from mock_server.scenarios.batch_packing import workers_for
+from mock_server.state.seed_storage import SeedBuilder
 from tests.unit.test_scenario_stream import LOADER, ROOT, exact, full_path
 from tests.unit.test_seed import an_event
 from tests.unit.test_seed import exact as exact_event

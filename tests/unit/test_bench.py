@@ -12,8 +12,8 @@ from bench.harness import WrkResult, parse_wrk
 from bench.load_stages import STAGES, stages
 from bench.report import Results, RunInfo, load_stages_section, render
 from bench.sections import Load, LoadStages, ScaleRow, ServerRow, SessionsResult, Startup
-from mock_server.scenarios import ScenarioLoader
-from mock_server.spec import Specs
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.spec.openapi import Specs
 
 WRK_LINE = (
     'WRKJSON {"requests":20000,"duration_us":2000000,"bytes":1,"connect_errors":0,"read_errors":1,'

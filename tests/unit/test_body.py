@@ -1,4 +1,4 @@
-"""mock_server.body: which media types are JSON, and how a raw body becomes a JSON value or a contract error."""
+"""mock_server.wire.decoding: which media types are JSON, how a raw body becomes a JSON value or a contract error."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mock_server.body import is_json_media_type, parse_json
-from mock_server.errors import ApiError, MalformedJson, UnsupportedMediaType
+from mock_server.domain.errors import ApiError, MalformedJson, UnsupportedMediaType
+from mock_server.wire.decoding import is_json_media_type, parse_json
 
 JSON = "application/json"
 

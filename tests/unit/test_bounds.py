@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mock_server.auth import bearer_matches
-from mock_server.bounds import parse_size
-from mock_server.journal import ENTRY_OVERHEAD, JOURNAL_BODY_BYTES, JOURNAL_SIZE, Journal, JournalBudget
+from mock_server.http.auth import bearer_matches
+from mock_server.state.bounds import parse_size
+from mock_server.state.journal import ENTRY_OVERHEAD, JOURNAL_BODY_BYTES, JOURNAL_SIZE, Journal, JournalBudget
 
 AT = datetime(2026, 11, 21, 13, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""mock_server.conciliation_index: which event of a seed uses an event_conciliation_key, with forced collisions,
+"""mock_server.state.conciliation_index: which event of a seed uses an event_conciliation_key, with forced collisions,
 and its build: once per seed, shared by concurrent callers, retried after a failure, dropped with its seed."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from decimal import Decimal
 
 import pytest
 
-from mock_server import conciliation_index
-from mock_server.conciliation_index import MappingIndex, SeedIndex
-from mock_server.models import PENDING, Event, Installment
-from mock_server.seed import SeedEvents
+from mock_server.domain.models import PENDING, Event, Installment
+from mock_server.state import conciliation_index
+from mock_server.state.conciliation_index import MappingIndex, SeedIndex
+from mock_server.state.seed_storage import SeedEvents
 
 
 def an_event(key: str, conciliation_keys: list[str], security_key: str | None = None) -> Event:

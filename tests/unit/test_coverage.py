@@ -1,10 +1,17 @@
-"""mock_server.coverage: counting answers per operation against the statuses the spec documents."""
+"""mock_server.state.coverage: counting answers per operation against the statuses the spec documents."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mock_server.coverage import MAX_FIELDS_PER_OPERATION, OTHER_FIELDS, Coverage, OperationDoc, field_key, markdown
+from mock_server.state.coverage import (
+    MAX_FIELDS_PER_OPERATION,
+    OTHER_FIELDS,
+    Coverage,
+    OperationDoc,
+    field_key,
+    markdown,
+)
 
 LOOKUP = OperationDoc("getExtraordinaryEvent", "GET", "/event/{key}", ("200", "400", "404", "500"))
 RANGED = OperationDoc("other", "POST", "/other", ("201", "4XX"))

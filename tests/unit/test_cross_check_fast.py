@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mock_server.events import _cents, _plainly_consistent, cross_check_event, has_cents_precision, to_money
+from mock_server.domain.events import _cents, _plainly_consistent, cross_check_event, has_cents_precision, to_money
 
 money = st.one_of(
     st.integers(min_value=-(10**6), max_value=10**12),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from schemathesis.specs.openapi.formats import STRING_FORMATS
 
 from mock_server import schemathesis_hooks
-from mock_server.documents import (
+from mock_server.domain.documents import (
     DOCUMENT_PATTERN,
     canonical_document,
     format_document,
@@ -23,7 +23,7 @@ from mock_server.documents import (
 )
 from mock_server.schemathesis_hooks import br_documents
 
-# Check digits of every example were recomputed independently of `mock_server.documents`.
+# Check digits of every example were recomputed independently of `mock_server.domain.documents`.
 VALID_CPFS = [
     ("529.982.247-25", "52998224725"),
     ("123.456.789-09", "12345678909"),

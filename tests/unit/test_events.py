@@ -1,4 +1,4 @@
-"""mock_server.events: the extraordinary event's state machine (interface 3.1) and its exact money."""
+"""mock_server.domain.events: the extraordinary event's state machine (interface 3.1) and its exact money."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from mock_server.errors import InvalidRequest, InvalidTransition
-from mock_server.events import TRANSITIONS, cancel, has_cents_precision, next_status, pay, to_money
-from mock_server.models import CANCELED, EVENT_STATUSES, PAID, PENDING, Event, Installment
+from mock_server.domain.errors import InvalidRequest, InvalidTransition
+from mock_server.domain.events import TRANSITIONS, cancel, has_cents_precision, next_status, pay, to_money
+from mock_server.domain.models import CANCELED, EVENT_STATUSES, PAID, PENDING, Event, Installment
 
 ACTIONS = ("pay_partially", "settle", "cancel")
 # The whole table, written out: pending_conciliation is the only state that moves; paid and canceled are terminal.

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mock_server.faults import NO_BODY, FaultKind, FaultMatch, Faults
+from mock_server.state.faults import NO_BODY, FaultKind, FaultMatch, Faults
 
 
 @pytest.mark.parametrize(

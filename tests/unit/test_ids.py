@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import uuid
 
-from mock_server.ids import IdSource
+from mock_server.state.ids import IdSource
 
 
 def test_ids_are_the_version_4_uuids_the_standard_library_builds_from_the_same_bits() -> None:

@@ -1,4 +1,4 @@
-"""mock_server.limits: the window rule of interface 2.3 and what a limit change does."""
+"""mock_server.domain.limits: the window rule of interface 2.3 and what a limit change does."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, time, timedelta, timezone
 
 import pytest
 
-from mock_server.limits import (
+from mock_server.domain.limits import (
     apply_change,
     evaluate,
     goes_up,
@@ -14,7 +14,7 @@ from mock_server.limits import (
     parse_start_time,
     window_in_force,
 )
-from mock_server.models import AWAITING_NOTIFICATION, NOT_APPLICABLE, LimitWindow
+from mock_server.domain.models import AWAITING_NOTIFICATION, NOT_APPLICABLE, LimitWindow
 
 BRT = timezone(timedelta(hours=-3))
 DAY = LimitWindow("06:00:00-03:00", 500000)

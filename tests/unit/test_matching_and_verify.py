@@ -1,4 +1,5 @@
-"""mock_server.matching (the JSON subset rule) and mock_server.verify (expectations over journal entries)."""
+"""mock_server.domain.matching (the JSON subset rule) and mock_server.admin.verify (expectations over journal
+entries)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mock_server.matching import contains
-from mock_server.verify import ABSENT, Expectation, expectation_from, judge
+from mock_server.admin.verify import ABSENT, Expectation, expectation_from, judge
+from mock_server.domain.matching import contains
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mock_server import scenario_text, scenarios
-from mock_server.scenario_text import MAX_DEPTH, MAX_REPEATED_NODES
-from mock_server.scenarios import Problem, ScenarioError, ScenarioLoader
-from mock_server.spec import Specs
+from mock_server.scenarios import loader as scenarios
+from mock_server.scenarios import text as scenario_text
+from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
+from mock_server.scenarios.text import MAX_DEPTH, MAX_REPEATED_NODES
+from mock_server.spec.openapi import Specs
 
 GOOD = """\
 description: good
@@ -323,8 +324,8 @@ def test_a_file_over_the_size_bound_is_not_read(
 
 @pytest.mark.parametrize("name", ["default", "payments", "recipients"])
 def test_json_marks_are_libyamls(name: str) -> None:
-    from mock_server.resources import data_path
-    from mock_server.scenario_text import _compose, _json_marks, _walk, read
+    from mock_server.scenarios.text import _compose, _json_marks, _walk, read
+    from mock_server.spec.resources import data_path
 
     data = read((data_path("fixtures") / f"{name}.yaml").read_text(encoding="utf-8")).data
     data["odd keys"] = {'q"uote': ["\\", "\u00e9\n", {"": [[], {}]}], "\u00e9": -1.5e3}

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.gen_scenario import write_scenario
-from mock_server.resources import data_path
-from mock_server.scenario_text import _read_yaml, read, read_fast_yaml
+from mock_server.scenarios.text import _read_yaml, read, read_fast_yaml
+from mock_server.spec.resources import data_path
 
 # Plain scalars on which readers disagree: YAML 1.1 (PyYAML) against 1.2 (most fast parsers), exponent and
 # sign rules, octal, sexagesimal, the null and bool words, non-finite numbers, merge and value keys.

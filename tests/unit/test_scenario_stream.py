@@ -1,4 +1,4 @@
-"""mock_server.scenario_stream: a valid JSON-syntax scenario read one event at a time gives exactly the scenario
+"""mock_server.scenarios.stream: a valid JSON-syntax scenario read one event at a time gives exactly the scenario
 the full path gives; anything else is left to the full path, whose verdicts stay as they are."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from mock_server import scenario_stream
-from mock_server.models import Scenario
-from mock_server.scenario_stream import read_lean
-from mock_server.scenarios import ScenarioError, ScenarioLoader
-from mock_server.spec import load_specs
+from mock_server.domain.models import Scenario
+from mock_server.scenarios import stream as scenario_stream
+from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.scenarios.stream import read_lean
+from mock_server.spec.openapi import load_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADER = ScenarioLoader.from_specs(load_specs())

@@ -1,4 +1,4 @@
-"""mock_server.scenarios.ScenarioLoader: scenario files are validated with a safe loader and every problem
+"""mock_server.scenarios.loader.ScenarioLoader: scenario files are validated with a safe loader and every problem
 is reported as `FILE:LINE:COLUMN: PATH: message` (CONTRACT 1 and 3)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mock_server.models import CANCELED, PAID, PENDING
-from mock_server.resources import data_path
-from mock_server.scenarios import Problem, ScenarioError, ScenarioLoader
-from mock_server.spec import Specs
+from mock_server.domain.models import CANCELED, PAID, PENDING
+from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
+from mock_server.spec.openapi import Specs
+from mock_server.spec.resources import data_path
 
 # A small valid scenario; each test changes one line of it. Lines are numbered from 1.
 BASE = """\

@@ -1,4 +1,4 @@
-"""mock_server.schedules: when a scheduled transition is due; Clock.advance; scenario files' schedules."""
+"""mock_server.state.schedules: when a scheduled transition is due; Clock.advance; scenario files' schedules."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from mock_server.clock import Clock
-from mock_server.models import ScheduledTransition
-from mock_server.scenarios import ScenarioError, ScenarioLoader
-from mock_server.schedules import APPLIED, FAILED, PENDING, Schedules, plan_from_json, plan_problems, plan_to_json
-from mock_server.spec import Specs
+from mock_server.domain.clock import Clock
+from mock_server.domain.models import ScheduledTransition
+from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.spec.openapi import Specs
+from mock_server.state.schedules import APPLIED, FAILED, PENDING, Schedules, plan_from_json, plan_problems, plan_to_json
 
 KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 OTHER = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"

@@ -1,4 +1,4 @@
-"""mock_server.seed: the packed read-only events give back exactly the Events that went in."""
+"""mock_server.state.seed_storage: the packed read-only events give back exactly the Events that went in."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mock_server.models import CANCELED, PAID, PENDING, Event, Installment
-from mock_server.scenarios import ScenarioLoader
-from mock_server.seed import SeedBuilder, SeedEvents
-from mock_server.shapes import event_from_scenario
-from mock_server.spec import load_specs
+from mock_server.domain.conversions import event_from_scenario
+from mock_server.domain.models import CANCELED, PAID, PENDING, Event, Installment
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.spec.openapi import load_specs
+from mock_server.state.seed_storage import SeedBuilder, SeedEvents
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -226,7 +226,7 @@ def test_an_event_packed_from_its_scenario_data_reads_back_as_the_event_the_data
 
 def test_keys_whose_hashes_are_all_equal_are_told_apart_by_their_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table is built from the hashes taken at packing: equal hashes must still compare the keys."""
-    import mock_server.seed as seed_module
+    import mock_server.state.seed_storage as seed_module
 
     monkeypatch.setattr(seed_module, "hash", lambda value: 7, raising=False)
     events = [an_event(key=f"00000000-0000-4000-8000-{i:012x}") for i in range(20)]

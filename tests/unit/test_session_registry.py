@@ -1,13 +1,13 @@
-"""The session registry's eviction rules (sessions.py), without HTTP."""
+"""The session registry's eviction rules (state/sessions.py), without HTTP."""
 
 from __future__ import annotations
 
 import pytest
 
-from mock_server import sessions as registry
-from mock_server.errors import SessionEvicted, TooManySessions
-from mock_server.models import Scenario
-from mock_server.sessions import Sessions
+from mock_server.domain.errors import SessionEvicted, TooManySessions
+from mock_server.domain.models import Scenario
+from mock_server.state import sessions as registry
+from mock_server.state.sessions import Sessions
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 
-from mock_server.documents import is_valid_document
-from mock_server.spec import SchemaCheck, Specs
+from mock_server.domain.documents import is_valid_document
+from mock_server.spec.openapi import SchemaCheck, Specs
 
 WINDOW = {"start_time": "06:00:00-03:00", "amount": 500000}
 VALID_BODIES: dict[str, Any] = {

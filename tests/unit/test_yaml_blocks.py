@@ -1,5 +1,5 @@
-"""mock_server.yaml_blocks and the lean YAML path of scenario_stream: a block-style YAML scenario read a batch of
-events at a time gives exactly what the full path gives; any text the cut could get wrong gets the full path's
+"""mock_server.scenarios.yaml_blocks and the lean YAML path of scenarios.stream: a block-style YAML scenario read a
+batch of events at a time gives exactly what the full path gives; any text the cut could get wrong gets the full path's
 verdict (the same scenario, or the same problems at the same places)."""
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mock_server import scenario_stream, yaml_blocks
-from mock_server.scenario_stream import read_lean
-from mock_server.scenario_text import _REFERENCE_ONLY, needs_reference
-from mock_server.scenarios import ScenarioError
-from mock_server.yaml_blocks import NotBlockLayout, split_events
+from mock_server.scenarios import stream as scenario_stream
+from mock_server.scenarios import yaml_blocks
+from mock_server.scenarios.loader import ScenarioError
+from mock_server.scenarios.stream import read_lean
+from mock_server.scenarios.text import _REFERENCE_ONLY, needs_reference
+from mock_server.scenarios.yaml_blocks import NotBlockLayout, split_events
 from tests.unit.test_scenario_stream import DEFAULT, LOADER, ROOT, _plain, exact, full_path, write
 
 BLOCK_DEFAULT = yaml.safe_dump(_plain(DEFAULT), sort_keys=False, default_flow_style=False)

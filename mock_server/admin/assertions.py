@@ -1,0 +1,48 @@
+"""Admin handlers for what a contract test ends with: verifying the client's calls, and API coverage."""
+
+from __future__ import annotations
+
+from mock_server.admin.verify import expectation_from, judge
+from mock_server.domain.errors import InvalidRequest, VerificationFailed
+from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.state.coverage import markdown
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+def verify(call: Call) -> Reply:
+    expectation, problems = expectation_from(call.body)
+    if expectation is None:
+        raise InvalidRequest("The verification is inconsistent.", problems)
+    verdict = judge(expectation, call.session.journal.entries(expectation.operation_id))
+    message = verdict.message(expectation)
+    if verdict.holds:
+        return Reply(200, {"verified": True, "matched": verdict.matched, "message": message})
+    failure = VerificationFailed(message)
+    return Reply(failure.status, {**failure.body(), "matched": verdict.matched, "calls": verdict.calls})
+
+
+def _wants_markdown(call: Call) -> bool:
+    if "format" in call.query:
+        return call.query["format"] == "markdown"
+    accept = call.headers.get("accept", "")
+    return any(part.split(";")[0].strip().lower() == "text/markdown" for part in accept.split(","))
+
+
+def get_coverage(call: Call) -> Reply:
+    report = call.server.coverage.report()
+    if _wants_markdown(call):
+        return Reply(200, text=markdown(report), media_type=MARKDOWN)
+    return Reply(200, report)
+
+
+def clear_coverage(call: Call) -> Reply:
+    call.server.coverage.clear()
+    return Reply(204)
+
+
+HANDLERS: dict[str, Handler] = {
+    "mockVerify": verify,
+    "mockGetCoverage": get_coverage,
+    "mockClearCoverage": clear_coverage,
+}

@@ -1,0 +1,91 @@
+"""The session registry's routes (/__mock/sessions): list, create explicitly, show, delete.
+
+They act on the registry, never on the calling session (SessionUse.NONE): listing or deleting makes no session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mock_server.domain.errors import SessionAlreadyExists, SessionEvicted, SessionNotFound
+from mock_server.http.pipeline import Call, Handler, Reply, SessionUse
+from mock_server.state.sessions import Session, Sessions, evicted_message, wall_time
+
+
+def session_info(session: Session) -> dict[str, Any]:
+    return {
+        "name": session.name,
+        "scenario": session.scenario.name,
+        "explicit": session.explicit,
+        "created_at": wall_time(session.created_at),
+        "last_used": wall_time(session.last_used),
+        "journal_size": len(session.journal),
+        "in_flight": session.in_flight,
+    }
+
+
+def _find(sessions: Sessions, name: str) -> Session:
+    session = sessions.peek(name)
+    if session is not None:
+        return session
+    tombstone = sessions.tombstone(name)
+    if tombstone is not None:
+        raise SessionEvicted(evicted_message(tombstone))
+    raise SessionNotFound(f"No session named {name!r}.")
+
+
+def list_sessions(call: Call) -> Reply:
+    sessions = call.server.sessions
+    return Reply(
+        200,
+        {
+            "max_sessions": sessions.max_sessions,
+            "evictions": sessions.evictions,
+            "sessions": [session_info(s) for s in sessions.all()],
+            "evicted": [{"name": t.name, "evicted_at": wall_time(t.evicted_at)} for t in sessions.tombstones()],
+        },
+    )
+
+
+def create_session(call: Call) -> Reply:
+    sessions = call.server.sessions
+    body = call.body
+    name = body["name"]
+    scenario = sessions.scenario(body["scenario"]) if "scenario" in body else None  # 404 before anything is made
+    session = sessions.create(name, scenario)
+    if session is None:
+        raise SessionAlreadyExists(f"Session {name!r} exists already.")
+    if body.get("seed") is not None:
+        session.ids.reseed(body["seed"])
+    return Reply(201, session_info(session), headers={"Location": f"/__mock/sessions/{name}"})
+
+
+def get_session(call: Call) -> Reply:
+    return Reply(200, session_info(_find(call.server.sessions, call.path["name"])))
+
+
+def delete_session(call: Call) -> Reply:
+    if not call.server.sessions.delete(call.path["name"]):
+        raise SessionNotFound(f"No session named {call.path['name']!r}.")
+    return Reply(204)
+
+
+HANDLERS: dict[str, Handler] = {
+    "mockListSessions": list_sessions,
+    "mockCreateSession": create_session,
+    "mockGetSession": get_session,
+    "mockDeleteSession": delete_session,
+}
+
+# How each admin operation uses the calling session (SessionUse.OPEN unless listed).
+SESSION_USE: dict[str, SessionUse] = {
+    **dict.fromkeys(HANDLERS, SessionUse.NONE),
+    "mockHealth": SessionUse.NONE,  # health never makes a session: polling it cannot evict anything
+    "mockAdminSpec": SessionUse.NONE,
+    "publicSpecYaml": SessionUse.NONE,
+    "publicSpecJson": SessionUse.NONE,
+    "mockDashboard": SessionUse.NONE,  # pages and their assets are token-free: they must make no session
+    "mockDocs": SessionUse.NONE,
+    "mockAsset": SessionUse.NONE,
+    "mockReset": SessionUse.CREATE,  # a reset creates its session explicitly (or brings an evicted one back)
+}

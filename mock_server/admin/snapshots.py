@@ -1,0 +1,91 @@
+"""Admin handlers for loading a state document and for named snapshots of a session (issue 13, 3)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from mock_server.http.pipeline import BodyRules, Call, Handler, Reply
+from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.scenarios.state_body import ScenarioBody, judge_off_the_loop
+from mock_server.spec.openapi import Specs
+from mock_server.state.export import off_the_loop, state_document
+from mock_server.state.schedules import plan_to_json
+from mock_server.state.sessions import Session
+from mock_server.state.store import Events
+
+_LOADERS: dict[int, ScenarioLoader] = {}
+
+
+def _loader(specs: Specs) -> ScenarioLoader:
+    """The scenario files' own loader, compiled once per set of specs."""
+    loader = _LOADERS.get(id(specs))
+    if loader is None:
+        loader = _LOADERS[id(specs)] = ScenarioLoader.from_specs(specs)
+    return loader
+
+
+def body_rules(specs: Specs) -> dict[str, BodyRules]:
+    """The state document is read as a scenario file (JSON or YAML, as the spec lists) and judged by the
+    scenario loader's own checks, every problem in one answer (scenarios/state_body.py)."""
+    loader = _loader(specs)
+    accepted = specs.admin.operations["mockPutState"].body_media_types
+    return {"mockPutState": BodyRules(functools.partial(judge_off_the_loop, loader, accepted=accepted))}
+
+
+def _summary(session: Session) -> dict[str, int]:
+    events, accounts = session.store.counts()
+    return {"events": events, "accounts": accounts, "schedules": len(session.schedules.pending())}
+
+
+def put_state(call: Call) -> Reply:
+    """The body was judged on its way in exactly as a scenario file (body_rules): nothing reaches here, and
+    nothing is applied, unless every check passed."""
+    document: ScenarioBody = call.body
+    session = call.session
+    session.load_state(_loader(call.server.specs).build(session.scenario.name, document.data))
+    return Reply(200, _summary(session))
+
+
+def take_snapshot(call: Call) -> Reply:
+    return Reply(201, call.session.take_snapshot(call.path["name"], call.now).to_json())
+
+
+def restore_snapshot(call: Call) -> Reply:
+    return Reply(200, call.session.restore_snapshot(call.path["name"]).to_json())
+
+
+def list_snapshots(call: Call) -> Reply:
+    return Reply(200, {"snapshots": [s.to_json() for s in call.session.snapshots.all()]})
+
+
+async def get_snapshot(call: Call) -> Reply:
+    """The snapshot's state as a scenario document (what restoring it would export), made off the event loop
+    as the state export is: it walks the whole seed. What a snapshot holds is never changed (a restore copies
+    it), so the worker may read it while the session goes on."""
+    snapshot = call.session.snapshots.get(call.path["name"])
+    base, events, mutable = snapshot.store.base, snapshot.store.events, snapshot.store.mutable
+    description = call.session.scenario.description
+    schedules = [plan_to_json(plan.remaining()) for plan in snapshot.schedules.pending()]
+
+    def work(cancelled: threading.Event) -> dict[str, Any]:
+        accounts = {**base.accounts, **mutable["_accounts"]}
+        return state_document(description, Events(base.events, events), list(accounts.values()), schedules)
+
+    return Reply(200, await off_the_loop(work))
+
+
+def delete_snapshot(call: Call) -> Reply:
+    call.session.snapshots.delete(call.path["name"])
+    return Reply(204)
+
+
+HANDLERS: dict[str, Handler] = {
+    "mockPutState": put_state,
+    "mockTakeSnapshot": take_snapshot,
+    "mockRestoreSnapshot": restore_snapshot,
+    "mockListSnapshots": list_snapshots,
+    "mockGetSnapshot": get_snapshot,
+    "mockDeleteSnapshot": delete_snapshot,
+}

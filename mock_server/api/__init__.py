@@ -1,0 +1,1 @@
+"""The public API's handlers: parse, call the session's store, shape the answer."""

@@ -1,0 +1,1 @@
+"""The request pipeline under every route: connection bounds, auth, sessions, injected fault replies."""

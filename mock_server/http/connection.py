@@ -1,0 +1,186 @@
+"""The HTTP/1.1 connection: uvicorn's httptools protocol with the deadlines and the head-size limit it lacks,
+and the contract's JSON body on everything it refuses itself.
+
+uvicorn closes a connection only after it answered and then heard nothing for `timeout_keep_alive`; a client
+that connects and never sends, sends half a request line or headers, or stops in the middle of a body the
+server does not read, holds its connection (and a file descriptor) for ever, and a 100 MB header is buffered
+and parsed whole. Here:
+
+- idle: a new connection that sends nothing is closed after `idle_timeout`, as a kept-alive one is;
+- head: once a request's first byte arrived, its line and headers must be complete within `header_timeout`
+  (else 408) and within `max_header_bytes` (else 431);
+- body: a body the application did not read (it answered first) must still arrive within `body_timeout`, or
+  the connection is closed. A body the application does read is timed where it is read (`body.read_bytes`),
+  so that answer is the pipeline's 408, journaled like any other.
+
+Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one.
+
+An injected `reset` fault (http/fault_replies.py) drops the connection without an answer through the callable each
+request's scope carries under `extensions[ABORT_EXTENSION]`: ASGI itself has no way to say "answer nothing", and
+uvicorn answers a 500 to an application that returns or raises without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import socket
+import struct
+from typing import Any
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from mock_server.domain.errors import ApiError, HeadersTooLarge, MalformedHttp, RequestTimeout
+from mock_server.state.bounds import ConnectionLimits
+from mock_server.wire.encoding import encode_json
+
+# The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
+ABORT_EXTENSION = "mock_server.drop_connection"
+_LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST instead of FIN
+
+
+def error_bytes(error: ApiError) -> bytes:
+    """A whole HTTP/1.1 response with the error's contract body, closing the connection."""
+    body = encode_json(error.body())
+    phrase = http.HTTPStatus(error.status).phrase
+    head = (
+        f"HTTP/1.1 {error.status} {phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """One connection. `limits` is set on the subclass `protocol_class` makes."""
+
+    limits = ConnectionLimits()
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._head_pending = False  # a request's first byte came, its headers are not complete yet
+        self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._body_overdue = False
+
+    # --- connection ---------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        # uvicorn arms its keep-alive timer only after a response: a connection that never sends would stay.
+        self.timeout_keep_alive_task = self.loop.call_later(self.limits.idle_timeout, self.timeout_keep_alive_handler)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        self._cancel_body_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        counted = self._head_pending  # a head that began in this chunk shares it with what came before
+        super().data_received(data)
+        if self.transport.is_closing():
+            return
+        if self._head_pending:
+            if counted:
+                self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_header_bytes:
+                self._refuse(
+                    HeadersTooLarge(f"The request line and headers are over {self.limits.max_header_bytes} bytes.")
+                )
+                return
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+        cycle = self.cycle
+        if cycle is not None and cycle.more_body and self._body_timer is None and not self._body_overdue:
+            self._body_timer = self.loop.call_later(self.limits.body_timeout, self._body_timed_out)
+
+    def send_400_response(self, msg: str) -> None:
+        """What uvicorn answers to bytes that are not HTTP/1.1 (its own text/plain 400)."""
+        self._refuse(MalformedHttp("The request is not valid HTTP/1.1."))
+
+    def _refuse(self, error: ApiError) -> None:
+        self._cancel_head_timer()
+        if not self.transport.is_closing():
+            self.transport.write(error_bytes(error))
+            self.transport.close()
+
+    def drop(self) -> None:
+        """Close the connection now without a byte of answer: a TCP reset (SO_LINGER 0), so the client reads
+        ECONNRESET rather than a clean end of stream. Its requests (the one answering and any pipelined after
+        it) are marked disconnected first, so uvicorn neither answers its 500 nor logs the application as
+        having returned without a response."""
+        for cycle in (self.cycle, *(queued for queued, _ in self.pipeline)):
+            if cycle is not None:
+                cycle.disconnected = True
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already gone: the abort below is all there is to do
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
+        self.transport.abort()
+
+    # --- the parser's callbacks ---------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # uvicorn sets no extensions; the scope is typed for the standard ones only.
+        self.scope["extensions"] = {ABORT_EXTENSION: self.drop}  # type: ignore[dict-item]
+        self._head_pending = True
+        self._head_bytes = 0
+        self._body_overdue = False
+
+    def on_headers_complete(self) -> None:
+        self._head_pending = False
+        self._cancel_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._cancel_body_timer()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.more_body and self._body_overdue:
+            # Answered without reading a body that is late already: no keep-alive can follow it.
+            self.transport.close()
+        super().on_response_complete()
+
+    # --- deadlines ----------------------------------------------------------------------------
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self._head_pending:
+            self._refuse(RequestTimeout(f"The request line and headers took over {self.limits.header_timeout} s."))
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        self._body_overdue = True
+        cycle = self.cycle
+        # The application answered without reading the body: nothing waits for the rest of it.
+        if cycle is not None and cycle.response_complete and not self.transport.is_closing():
+            self.transport.close()
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _cancel_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+
+def protocol_class(limits: ConnectionLimits) -> type[GuardedHttpProtocol]:
+    """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits`."""
+    return type("GuardedHttpProtocol", (GuardedHttpProtocol,), {"limits": limits})

@@ -1,0 +1,470 @@
+"""The road every API call takes, as named steps over one `Exchange` (the request being answered):
+
+    authorize -> open the session -> injected fault? -> read the body -> validate against the spec
+    -> the handler -> respond (check against the spec, render, journal)
+
+Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from mock_server.domain.errors import (
+    ApiError,
+    Detail,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    RequestTimeout,
+    ResponseValidationFailed,
+    SessionEvicted,
+    TooManySessions,
+    Unauthorized,
+)
+from mock_server.http import fault_replies
+from mock_server.http.auth import bearer_matches
+from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
+from mock_server.http.request_body import read_bytes
+from mock_server.http.responses import error_response, json_response
+from mock_server.http.session_url import SESSION_KEY
+from mock_server.spec.openapi import Operation, SchemaCheck
+from mock_server.state.coverage import Coverage
+from mock_server.state.faults import NO_BODY, FaultKind
+from mock_server.state.sessions import DEFAULT_SESSION, Session, Sessions
+from mock_server.wire.decoding import MISSING, is_json_media_type, parse_json
+from mock_server.wire.encoding import encode_json
+
+if TYPE_CHECKING:
+    from mock_server.settings import Settings
+    from mock_server.spec.openapi import Specs
+    from mock_server.spec.served import ServedSpecs
+
+log = logging.getLogger("mock_server")
+# Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
+NO_CONTENT = frozenset({204, 205, 304})
+URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
+
+
+@dataclass(frozen=True)
+class ServerContext:
+    """What every request shares: the specs, the settings and the sessions (the one owner of state)."""
+
+    specs: Specs
+    settings: Settings
+    sessions: Sessions
+    session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
+    coverage: Coverage  # server-wide: what the public API answered, across sessions
+    served: ServedSpecs  # the documents as handed out (admin bundled, `servers` per request)
+
+
+@dataclass(slots=True)
+class Call:
+    """A validated request, as a handler sees it."""
+
+    server: ServerContext
+    opened: Session | None  # None for the operations that act on no session (SessionUse.NONE)
+    path: dict[str, str]
+    query: dict[str, str]
+    body: Any  # the validated JSON body; None when the operation takes none or none was sent
+    now: datetime  # the session clock's reading when the request arrived
+    headers: Mapping[str, str] = field(default_factory=dict)  # by lower-case name (content negotiation)
+    scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
+    session_name: str = DEFAULT_SESSION  # the session the request names, opened or not
+
+    @property
+    def session(self) -> Session:
+        """The calling session; only operations that open one may ask."""
+        assert self.opened is not None, "this operation opens no session"
+        return self.opened
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    body: Any = None  # JSON value; None: no body
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str | None = None  # a non-JSON body (YAML), sent with `media_type`
+    media_type: str | None = None
+    off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
+    dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
+
+    @classmethod
+    def error(cls, error: ApiError) -> Reply:
+        return cls(error.status, error.body(), error.headers)
+
+
+# A handler answers at once, or (for work too slow for the event loop, such as the YAML export) awaits it.
+Handler = Callable[[Call], Reply | Awaitable[Reply]]
+
+
+@dataclass(frozen=True, slots=True)
+class BodyRules:
+    """How an operation reads its body and finds every problem of it, when not as JSON against its own schema
+    (the state document: a scenario file's reader and checks, scenarios/state_body.py). `judge` takes the raw body and
+    its Content-Type and answers the value read and its problems (listed beside the parameters'), or raises the
+    contract's error for a body it cannot read; it is awaited, so slow judging can leave the event loop."""
+
+    judge: Callable[[bytes, str | None], Awaitable[tuple[Any, list[Detail]]]]
+
+
+class SessionUse(enum.Enum):
+    """What an operation does with the session the request names."""
+
+    OPEN = "open"  # opens it, made on first use; an evicted explicit session answers 410
+    CREATE = "create"  # opens it as an explicit session (a reset): made or brought back on purpose
+    NONE = "none"  # never opens one (health, the session registry, spec downloads): Call.opened is None
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One request on its way through the steps, and what they learned about it."""
+
+    request: Request
+    headers: dict[str, str]  # by lower-case name
+    session: Session | None = None
+    session_name: str = DEFAULT_SESSION
+    received_at: datetime | None = None
+    raw_body: bytes = b""  # as it crossed the wire, for the journal
+    dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
+    body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("content-type")
+
+
+def _repeated(scope: Scope, name: bytes) -> bool:
+    """Whether the request carries the header `name` (lower case) more than once."""
+    return sum(1 for header, _ in scope["headers"] if header == name) > 1
+
+
+def _header_values(scope: Scope) -> dict[str, str]:
+    """The request's headers by (ASGI: lower-case) name, read in one pass; the first of a repeated header
+    wins, as with Starlette's `Headers.get`, whose every call walks the whole list again."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+
+
+class OperationRunner:
+    """One operation of a spec bound to its handler: runs the steps for each request."""
+
+    def __init__(
+        self,
+        server: ServerContext,
+        operation: Operation,
+        handler: Handler,
+        public: bool,
+        guarded: bool,
+        session_use: SessionUse = SessionUse.OPEN,
+        body_rules: BodyRules | None = None,
+    ) -> None:
+        self.server = server
+        self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
+        self.operation = operation
+        self.handler = handler
+        self.session_use = session_use
+        self.public = public  # journaled and open to faults
+        self.guarded = guarded  # needs the admin token when one is set
+        self._query = [p for p in operation.parameters if p.location == "query"]
+        self._path = [p for p in operation.parameters if p.location == "path"]
+        self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
+        # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
+        # semantics there): judging it would answer a 413/415 the operation does not document.
+        self._takes_body = operation.body is not None or operation.body_required
+
+    async def __call__(self, request: Request) -> Response:
+        exchange = Exchange(request, _header_values(request.scope))
+        try:
+            self._authorize(exchange)
+            self._open_session(exchange)
+            reply = await self._injected_fault(exchange) if self.public else None
+            if reply is None:
+                reply = await self._handle(exchange)
+        except RequestTimeout as error:  # the connection's answer, not the operation's: never judged by the spec
+            reply = Reply.error(error)
+            reply.off_spec = True
+        except ApiError as error:
+            # The mock's own session errors (410, 429) are no part of the interface: never judged against it.
+            reply = Reply.error(error)
+            reply.off_spec = isinstance(error, SessionEvicted | TooManySessions)
+        except Exception as exc:  # a bug: still the contract's body, and the journal says so
+            log.exception("unexpected error in %s", self.operation.operation_id)
+            reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        try:
+            return self._respond(exchange, reply)
+        finally:
+            if exchange.session is not None:  # held since _open_session: not evicted while in flight
+                self.server.sessions.release(exchange.session)
+
+    # --- the steps, in order ------------------------------------------------------------------------
+
+    def _authorize(self, exchange: Exchange) -> None:
+        token = self.server.settings.admin_token
+        if self.public or token is None or not self.guarded:
+            return
+        if not bearer_matches(exchange.headers.get("authorization"), token):
+            raise Unauthorized(
+                "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
+            )
+
+    def _open_session(self, exchange: Exchange) -> None:
+        """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
+        and its clock's reading."""
+        name = exchange.session_name = self._session_name(exchange)
+        if self.session_use is SessionUse.NONE:
+            exchange.received_at = self.server.sessions.now_in(name)
+            return
+        exchange.session = self.server.sessions.acquire(name, explicit=self.session_use is SessionUse.CREATE)
+        exchange.received_at = exchange.session.clock.now()
+        exchange.session.apply_due(exchange.received_at)  # scheduled transitions whose instant has come
+
+    async def _injected_fault(self, exchange: Exchange) -> Reply | None:
+        """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
+        or state change; what was sent is still journaled. A slow_body fault without a status only marks the
+        call's answer to be dribbled. A fault matching on the body has it read (and refused, 413 or 408, as the
+        call would be) before the fault is chosen."""
+        assert exchange.session is not None
+        faults = exchange.session.faults
+        operation_id = self.operation.operation_id
+        body = NO_BODY
+        if self._takes_body and faults.needs_body(operation_id):
+            await self._read_body(exchange)
+            body = self._json_or_nothing(exchange)
+        fault = faults.take(operation_id, exchange.request.path_params, body)
+        if fault is None:
+            return None
+        if fault.kind is FaultKind.SLOW_BODY:
+            exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
+        elif fault.delay_ms:
+            await fault_replies.sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
+        if fault.kind is FaultKind.RESET:
+            reply = Reply(0, off_spec=True, dropped=True)  # no status: nothing at all is sent
+        elif fault.kind is FaultKind.MALFORMED:
+            assert fault.status is not None  # the admin handler gave it the operation's success status
+            reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True)
+        elif fault.status is None:  # only the delay, or the real answer slowed: the call goes on as usual
+            return None
+        else:
+            body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
+            reply = Reply(fault.status, body, off_spec=True)
+        if self._takes_body:
+            with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
+                await self._read_body(exchange)
+        return reply
+
+    async def _handle(self, exchange: Exchange) -> Reply:
+        """Read and validate the request, then let the operation's handler answer it."""
+        assert exchange.received_at is not None
+        if self._takes_body:
+            await self._read_body(exchange)
+        body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
+        if not exchange.raw_body:
+            body = MISSING
+        elif self.body_rules is None:
+            body = parse_json(exchange.raw_body, exchange.content_type)
+        else:
+            body, body_problems = await self.body_rules.judge(exchange.raw_body, exchange.content_type)
+        path, query, body = self._validate(exchange, body, body_problems)
+        call = Call(
+            self.server,
+            exchange.session,
+            path,
+            query,
+            body,
+            exchange.received_at,
+            exchange.headers,
+            exchange.request.scope,
+            exchange.session_name,
+        )
+        reply = self.handler(call)
+        return await reply if inspect.isawaitable(reply) else reply
+
+    def _respond(self, exchange: Exchange, reply: Reply) -> Response:
+        """The response the client gets (checked against the spec when asked), journaled first."""
+        if self.server.settings.validate_responses and not reply.off_spec:
+            reply = self._checked(reply)
+        response: Response
+        if reply.dropped:
+            response = DroppedConnection()
+        elif reply.text is not None:
+            response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        else:
+            response = json_response(reply.status, reply.body, reply.headers)
+        if self.public and exchange.session is not None and exchange.received_at is not None:
+            content_type = exchange.content_type
+            exchange.session.journal.record(
+                exchange.received_at,
+                exchange.request.method,
+                exchange.request.scope["path"],  # not request.url: building a URL costs more than the rest
+                self.operation.operation_id,
+                None if reply.dropped else reply.status,
+                exchange.raw_body,
+                content_type is not None and is_json_media_type(content_type),
+                bytes(response.body),  # the same object: Response keeps bytes
+                request_headers=exchange.headers,
+            )
+        if self.public and not reply.dropped:  # no status was answered: nothing to count
+            self._cover(reply)
+        if exchange.dribble_ms and not reply.dropped:
+            response = DribbledResponse(response, exchange.dribble_ms)
+        return response
+
+    def _cover(self, reply: Reply) -> None:
+        """Count the answer in the server's coverage, with the fields a rejected request failed on."""
+        fields: list[str] = []
+        body = reply.body
+        if (
+            reply.status == 400
+            and not reply.off_spec
+            and isinstance(body, dict)
+            and body.get("code") == "invalid_request"
+        ):
+            fields = [d["field"] for d in body.get("details", ())]
+        self.server.coverage.record(self.operation.operation_id, reply.status, fields, injected=reply.off_spec)
+
+    # --- what the steps use -------------------------------------------------------------------------
+
+    def _session_name(self, exchange: Exchange) -> str:
+        """The name of X-Mock-Session and of the URL prefix (http/session_url.py), each checked like the other;
+        when both are given they must agree."""
+        header = exchange.headers.get("x-mock-session")
+        in_url: str | None = exchange.request.scope.get(SESSION_KEY)
+        if header is not None and _repeated(exchange.request.scope, b"x-mock-session"):
+            # Two names: taking either would act on a session the client may not mean.
+            raise InvalidRequest(
+                "The request is invalid.", [Detail(("X-Mock-Session",), "is sent more than once; send one session")]
+            )
+        problems: list[Detail] = []
+        if header is not None:
+            problems += [d.within("X-Mock-Session") for d in self.server.session_check.problems(header)]
+        if in_url is not None:
+            problems += [d.within(URL_SESSION_FIELD) for d in self.server.session_check.problems(in_url)]
+        if problems:
+            where = "X-Mock-Session header" if problems[0].path[0] == "X-Mock-Session" else "session name in the URL"
+            raise InvalidRequest(f"The {where} is invalid.", problems)
+        if header is not None and in_url is not None and header != in_url:
+            raise InvalidRequest(
+                "The X-Mock-Session header and the URL name different sessions.",
+                [Detail(("X-Mock-Session",), f"names session {header!r}, the URL names session {in_url!r}")],
+            )
+        return header or in_url or DEFAULT_SESSION
+
+    async def _read_body(self, exchange: Exchange) -> None:
+        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already)."""
+        if exchange.body_read:
+            return
+        timeout = self.server.settings.connection.body_timeout
+        exchange.raw_body = await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
+        exchange.body_read = True
+
+    @staticmethod
+    def _json_or_nothing(exchange: Exchange) -> Any:
+        """The body's JSON value for a fault's match, or NO_BODY when none was sent or it is not JSON (the call
+        itself is refused for that later, if no fault answers it)."""
+        if not exchange.raw_body:
+            return NO_BODY
+        try:
+            return parse_json(exchange.raw_body, exchange.content_type)
+        except ApiError:
+            return NO_BODY
+
+    def _validate(
+        self, exchange: Exchange, body: Any, body_problems: list[Detail] | None = None
+    ) -> tuple[dict[str, str], dict[str, str], Any]:
+        """Path, query, headers and body checked against the operation's own schemas (or the body's problems as
+        its BodyRules found them): every problem at once."""
+        request = exchange.request
+        problems: list[Detail] = []
+        path = {p.name: request.path_params.get(p.name, "") for p in self._path}
+        for param in self._path:
+            problems += param.check.problems(path[param.name], (param.name,))
+        query: dict[str, str] = {}
+        for param in self._query:
+            if param.name in request.query_params:
+                query[param.name] = request.query_params[param.name]
+                problems += param.check.problems(query[param.name], (param.name,))
+            elif param.required:
+                problems.append(Detail((param.name,), "is required"))
+        for param in self._headers:
+            value = exchange.headers.get(param.name.lower())
+            if value is not None:
+                problems += param.check.problems(value, (param.name,))
+            elif param.required:
+                problems.append(Detail((param.name,), "is required"))
+        operation = self.operation
+        if body is MISSING or operation.body is None:
+            if body is MISSING and operation.body_required:
+                wanted = "a JSON body" if self.body_rules is None else "a body"  # BodyRules may take YAML too
+                problems.append(Detail((), f"{wanted} is required"))
+            body = None
+        else:
+            problems += operation.body.problems(body) if body_problems is None else body_problems
+        if problems:
+            raise InvalidRequest("The request is invalid.", problems)
+        return path, query, body
+
+    def _checked(self, reply: Reply) -> Reply:
+        """The reply, or a documented 500 naming how it contradicts the spec (`--validate-responses`)."""
+        responses = self.operation.responses
+        status = str(reply.status)
+        key = status if status in responses else f"{status[0]}XX" if f"{status[0]}XX" in responses else "default"
+        problems: list[str] = []
+        if key not in responses:
+            problems.append(f"status {status} is not documented")
+        elif reply.text is None:
+            check = responses[key]
+            if check is None and reply.body is not None:
+                problems.append(f"status {status} documents no body")
+            elif check is not None:
+                # Round-trip through JSON so the check sees exactly what the client will.
+                sent = json.loads(encode_json(reply.body))
+                problems += [f"{d.field or '(body)'}: {d.message}" for d in check.problems(sent)]
+        if not problems:
+            return reply
+        message = f"The response of {self.operation.operation_id} does not match the spec: {'; '.join(problems)}."
+        log.error("%s (status %s, body %r)", message, status, reply.body)
+        return Reply.error(ResponseValidationFailed(message))
+
+
+class PathEndpoint:
+    """The ASGI app of one spec path: dispatches on the method, and answers 405 with the spec's `Allow`.
+
+    HEAD is answered wherever GET is (RFC 9110 9.3.2: the GET's status and headers, no content; the server
+    leaves the content out), journaled as HEAD. `Allow` lists the spec's methods only, as the spec states them."""
+
+    def __init__(self, runners: Mapping[str, OperationRunner]) -> None:
+        self.runners = dict(runners)  # the spec's methods
+        self.allow = ", ".join(sorted(self.runners))
+        self._dispatch = dict(self.runners)
+        if "GET" in self.runners:
+            self._dispatch.setdefault("HEAD", self.runners["GET"])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        runner = self._dispatch.get(request.method)
+        raw_path = scope.get("raw_path") or b""
+        if b"%" in raw_path and b"%2f" in raw_path.lower():
+            # The route was matched on the decoded path, where this `/` split an id in two: no id holds one.
+            response = error_response(
+                NotFound(f"No such path: {request.url.path} (an id never holds an encoded slash, %2F).")
+            )
+        elif runner is None:
+            error = MethodNotAllowed(
+                f"Method {request.method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
+            )
+            response = error_response(error)
+        else:
+            response = await runner(request)
+        await response(scope, receive, send)

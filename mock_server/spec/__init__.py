@@ -1,0 +1,1 @@
+"""The OpenAPI documents: loaded once, compiled into request checks, served to clients."""

@@ -1,0 +1,309 @@
+"""Sessions: isolated stores, journals, faults and clocks on one server, the one place that owns state."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from mock_server.domain.clock import Clock, local_date
+from mock_server.domain.conversions import uuid_text
+from mock_server.domain.errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
+from mock_server.domain.models import Scenario
+from mock_server.state.bounds import Bounds
+from mock_server.state.faults import Faults
+from mock_server.state.ids import IdSource
+from mock_server.state.journal import Journal, JournalBudget
+from mock_server.state.schedules import Schedule, Schedules
+from mock_server.state.snapshots import Snapshot, Snapshots
+from mock_server.state.store import Store
+
+DEFAULT_SESSION = "default"
+MAX_SESSIONS = 256
+# Names of evicted explicit sessions remembered (to answer 410 rather than re-seed); the oldest beyond are forgotten.
+MAX_TOMBSTONES = 4096
+
+log = logging.getLogger("mock_server")
+
+
+class Session:
+    """Everything one test run sees: its store over a scenario, its journal, faults, clock and ids."""
+
+    def __init__(
+        self,
+        name: str,
+        scenario: Scenario,
+        seed: int | None,
+        clock_start: datetime | None,
+        bounds: Bounds | None = None,
+        journal_budget: JournalBudget | None = None,
+    ) -> None:
+        bounds = bounds or Bounds()
+        self.name = name
+        self.store = Store(scenario, bounds)
+        self.journal = Journal(bounds.journal_bytes, journal_budget)
+        self.faults = Faults(bounds.max_faults)
+        self.clock = Clock(clock_start)
+        self.ids = IdSource(seed, name)
+        self.schedules = Schedules()
+        self.schedules.load(scenario.schedules)
+        self.snapshots = Snapshots()  # kept across a reset: copies the test made on purpose
+        # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
+        self.explicit = False
+        self.created_at = self.last_used = time.time()
+        self.in_flight = 0
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.store.seed
+
+    def reset(self, scenario: Scenario | None = None) -> None:
+        """Back to how a new session starts (on `scenario` when given)."""
+        self.store.reset(scenario)
+        self.journal.clear()
+        self.faults.clear()
+        self.clock.reset()
+        self.ids.reset()
+        self.schedules.load(self.scenario.schedules)
+
+    # --- state: loaded, snapshotted, restored ------------------------------------------------------
+
+    def load_state(self, state: Scenario) -> None:
+        """The session's state becomes `state`, its schedules those of `state`."""
+        self.store.load(state)
+        self.schedules.load(state.schedules)
+
+    def take_snapshot(self, name: str, now: datetime) -> Snapshot:
+        events, accounts = self.store.counts()
+        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts)
+        self.snapshots.keep(snapshot)
+        return snapshot
+
+    def restore_snapshot(self, name: str) -> Snapshot:
+        snapshot = self.snapshots.get(name)
+        self.store.restore(snapshot.store)
+        self.schedules = snapshot.schedules.copy()
+        return snapshot
+
+    # --- scheduled transitions: the only way a lookup, or time passing, changes state --------------
+
+    def apply_due(self, now: datetime) -> None:
+        """Apply the schedules whose instant `now` has reached, each on the date it was due."""
+        for schedule in self.schedules.due_by(now):
+            assert schedule.plan.at is not None
+            self._apply(schedule, schedule.plan.at)
+
+    def count_lookup(self, key: str, now: datetime) -> None:
+        """A lookup of the event `key` is being answered: apply the schedules it completes, before it answers."""
+        for schedule in self.schedules.looked_up(uuid_text(key)):
+            self._apply(schedule, now)
+
+    def _apply(self, schedule: Schedule, when: datetime) -> None:
+        plan = schedule.plan
+        try:
+            event = self.store.event(plan.key)
+            if plan.action == "pay":
+                self.store.pay_event(event, plan.amount, local_date(when))
+            else:
+                self.store.cancel_event(event)
+        except ApiError as error:  # the event moved on since (paid, canceled, a smaller balance)
+            self.schedules.settle(schedule, error.message)
+        else:
+            self.schedules.settle(schedule, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What is left of an evicted session that was created explicitly: a later call answers 410, not a re-seed."""
+
+    name: str
+    evicted_at: float  # time.time()
+    max_sessions: int
+
+
+def wall_time(at: float) -> str:
+    """A registry time (time.time()) as RFC 3339 UTC with milliseconds: the wall clock, not a session clock."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Sessions:
+    """The registry, the one owner of every session's state.
+
+    A session is made on first use ("implicitly"), or "explicitly" by `POST /__mock/sessions` or a reset. Beyond
+    `max_sessions`, the least recently used session with no request in flight is evicted, implicit ones first;
+    `default` never is. Evictions are logged and counted. A call for an evicted explicit session answers 410
+    `session_evicted` until the session is reset, created again or deleted; an implicit one starts afresh. An
+    implicit creation (which may come from an unauthenticated call) never evicts an explicit session: when only
+    explicit ones could go, it is refused (429 `too_many_sessions`)."""
+
+    def __init__(
+        self,
+        scenarios: dict[str, Scenario],
+        default_scenario: str,
+        seed: int | None = None,
+        clock_start: datetime | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        bounds: Bounds | None = None,
+    ) -> None:
+        if default_scenario not in scenarios:
+            raise ScenarioNotFound(f"No scenario named {default_scenario!r}.")
+        self.scenarios = scenarios
+        self.default_scenario = default_scenario
+        self.max_sessions = max_sessions
+        self._seed = seed
+        self._clock_start = clock_start
+        self.bounds = bounds or Bounds()
+        # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
+        self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
+        self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
+        self.evictions = 0
+
+    # --- opening and closing a session for one request ----------------------------------------------
+
+    def acquire(self, name: str, explicit: bool = False) -> Session:
+        """The session `name` for one request, made when missing; `release` it when the request is answered.
+        While held it is never evicted. `explicit`: the call creates it on purpose (a reset): an evicted one
+        comes back, and it is kept like one made by POST /__mock/sessions."""
+        session = self._sessions.get(name)
+        if session is None:
+            tombstone = self._tombstones.get(name)
+            if tombstone is not None and not explicit:
+                raise SessionEvicted(evicted_message(tombstone))
+            session = self._create(name, explicit)
+        else:
+            self._sessions.move_to_end(name)
+            session.explicit = session.explicit or explicit
+        session.last_used = time.time()
+        session.in_flight += 1
+        return session
+
+    @staticmethod
+    def release(session: Session) -> None:
+        session.in_flight -= 1
+
+    def get(self, name: str = DEFAULT_SESSION) -> Session:
+        """The session `name`, made (implicitly) when missing: for tests and tools, outside any request."""
+        session = self.acquire(name)
+        self.release(session)
+        return session
+
+    def peek(self, name: str) -> Session | None:
+        """The session `name` if it exists; never makes one (health)."""
+        return self._sessions.get(name)
+
+    def now_in(self, name: str) -> datetime:
+        """The clock reading of the session `name`, or of a new one: without making it."""
+        session = self._sessions.get(name)
+        return session.clock.now() if session is not None else Clock(self._clock_start).now()
+
+    def scenario_of(self, name: str) -> Scenario:
+        """The scenario `name` runs on, or would start from."""
+        session = self._sessions.get(name)
+        return session.scenario if session is not None else self.scenarios[self.default_scenario]
+
+    # --- the lifecycle routes -------------------------------------------------------------------------
+
+    def create(self, name: str, scenario: Scenario | None = None) -> Session | None:
+        """A new explicit session (None when one of that name exists)."""
+        if name in self._sessions:
+            return None
+        session = self._create(name, explicit=True)
+        if scenario is not None:
+            session.reset(scenario)
+        return session
+
+    def delete(self, name: str) -> bool:
+        """Forget the session (or the record of its eviction); False when there is neither."""
+        found = self._sessions.pop(name, None) is not None
+        return self._tombstones.pop(name, None) is not None or found
+
+    def all(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    def tombstones(self) -> list[Tombstone]:
+        return list(self._tombstones.values())
+
+    def tombstone(self, name: str) -> Tombstone | None:
+        return self._tombstones.get(name)
+
+    def scenario(self, name: str) -> Scenario:
+        try:
+            return self.scenarios[name]
+        except KeyError:
+            raise ScenarioNotFound(f"No scenario named {name!r}.") from None
+
+    def clear(self) -> None:
+        """Forget every session and eviction: the next call of each starts from its seed again."""
+        self._sessions.clear()
+        self._tombstones.clear()
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    # --- eviction -----------------------------------------------------------------------------------
+
+    def _create(self, name: str, explicit: bool) -> Session:
+        while len(self._sessions) >= self.max_sessions:
+            if self._evict_one(explicit):
+                continue
+            if explicit:
+                break  # every session it may evict is in flight: exceed the cap for now rather than lose one
+            raise TooManySessions(
+                f"Session {name!r} cannot be made: the server holds {len(self._sessions)} sessions "
+                f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
+                "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
+            )
+        session = Session(
+            name,
+            self.scenarios[self.default_scenario],
+            self._seed,
+            self._clock_start,
+            self.bounds,
+            self.journal_budget,
+        )
+        session.explicit = explicit
+        self._sessions[name] = session
+        self._tombstones.pop(name, None)
+        return session
+
+    def _evict_one(self, explicit_caller: bool) -> bool:
+        """Evict the least recently used idle session, implicit ones first, explicit ones only for an explicit
+        caller; never `default`. False when none may go."""
+        victim = None
+        for candidate in self._sessions.values():  # least recently used first
+            if candidate.in_flight or candidate.name == DEFAULT_SESSION:
+                continue
+            if not candidate.explicit:
+                victim = candidate
+                break
+            if victim is None and explicit_caller:
+                victim = candidate  # the oldest explicit one, unless an implicit one turns up
+        if victim is None:
+            return False
+        del self._sessions[victim.name]
+        self.evictions += 1
+        if victim.explicit:
+            self._tombstones[victim.name] = Tombstone(victim.name, time.time(), self.max_sessions)
+            while len(self._tombstones) > MAX_TOMBSTONES:
+                self._tombstones.popitem(last=False)
+        log.warning(
+            "session %r evicted (%s, least recently used of %d; %d journal entries dropped; %d evictions so far)",
+            victim.name,
+            "explicit: later calls answer 410" if victim.explicit else "implicit: a later call starts afresh",
+            self.max_sessions,
+            len(victim.journal),
+            self.evictions,
+        )
+        return True
+
+
+def evicted_message(tombstone: Tombstone) -> str:
+    return (
+        f"Session {tombstone.name!r} was evicted at {wall_time(tombstone.evicted_at)}: the least recently used "
+        f"beyond --max-sessions {tombstone.max_sessions}. Its state is gone; reset it (POST /__mock/reset), create "
+        "it again (POST /__mock/sessions) or delete it (DELETE /__mock/sessions/NAME) to go on."
+    )

@@ -1,0 +1,343 @@
+"""The state of one session: the domain's records over a scenario's seed, and the operations on them.
+
+The seed is shared by every session that uses the scenario and is never written: a session keeps only
+what it changed (copy on write), so a new session or a reset costs nothing, whatever the scenario's size.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from mock_server.domain import events as event_rules
+from mock_server.domain import limits as limit_rules
+from mock_server.domain.clock import timestamp
+from mock_server.domain.conversions import uuid_text
+from mock_server.domain.documents import canonical_document
+from mock_server.domain.errors import (
+    AccountAlreadyRegistered,
+    AccountNotFound,
+    EventAlreadyExists,
+    EventNotFound,
+    RecipientAlreadyInList,
+    RecipientListAlreadyExists,
+    RecipientListNotFound,
+    RecipientNotFound,
+)
+from mock_server.domain.models import (
+    ACCOUNT_TARGET,
+    APPLIED,
+    AUTOMATICALLY_APPROVED,
+    CREATED,
+    NOT_APPLICABLE,
+    RECIPIENT_LIST_TARGET,
+    Account,
+    Event,
+    Limits,
+    Outcome,
+    Proposal,
+    Recipient,
+    RecipientList,
+    Scenario,
+)
+from mock_server.state.bounds import Bounds, check_room
+from mock_server.state.conciliation_index import ConciliationIndex
+
+T = TypeVar("T")
+
+# Proposals kept per account, and per session (the oldest of any account goes first): enough for any test to
+# inspect, bounded for long fuzz and load runs.
+MAX_PROPOSALS_PER_ACCOUNT = 1000
+MAX_PROPOSALS_PER_SESSION = 10_000
+
+
+# Attributes capture() does not copy: the read-only seeds, the bounds, and the events (copied by reference).
+_SHARED = frozenset({"seed", "base", "bounds", "_events"})
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCopy:
+    base: Scenario
+    events: dict[str, Event]
+    mutable: dict[str, Any]  # the other attributes, deep-copied
+
+
+class Store:
+    """One session's events and accounts. `reset()` goes back to the seed. What a session adds is capped by
+    `bounds` (409 `capacity_exceeded`); its seed does not count."""
+
+    def __init__(self, seed: Scenario, bounds: Bounds | None = None) -> None:
+        self.seed = seed  # what a reset goes back to
+        self.base = seed  # what the session's changes lie over: the seed, or a state loaded by PUT /__mock/state
+        self.bounds = bounds or Bounds()
+        self._events: dict[str, Event] = {}
+        self._accounts: dict[str, Account] = {}
+        self._created_events = 0
+        # event_conciliation_key -> event key, of the events this session created: the base's are in its
+        # index (state/conciliation_index.py), and paying or canceling never changes an instalment's keys.
+        self._created_conciliation_keys: dict[str, str] = {}
+        self._registered_accounts = 0
+        self._added_recipients = 0  # added minus removed, never below 0
+        # (account_id, proposal id) of the proposals this session made, oldest first, and the ids still kept
+        # (the per-account bound drops some first: the order skips them).
+        self._proposals: deque[tuple[str, str]] = deque()
+        self._proposal_ids: set[str] = set()
+
+    def reset(self, seed: Scenario | None = None) -> None:
+        """Back to the seed (or to another scenario's): forget every change."""
+        if seed is not None:
+            self.seed = seed
+        self.base = self.seed
+        self._events.clear()
+        self._created_conciliation_keys.clear()
+        self._accounts.clear()
+        self._created_events = self._registered_accounts = self._added_recipients = 0
+        self._proposals.clear()
+        self._proposal_ids.clear()
+
+    def load(self, state: Scenario) -> None:
+        """The session's state becomes `state` (a validated scenario document); a reset still goes to the seed."""
+        seed = self.seed
+        self.reset()
+        self.base = state
+        self.seed = seed
+
+    def capture(self) -> StoreCopy:
+        """A copy of everything this store holds, for restore(): accounts are changed in place, so they are copied;
+        events are replaced, never changed, so the mapping is enough."""
+        mutable = {name: copy.deepcopy(value) for name, value in vars(self).items() if name not in _SHARED}
+        return StoreCopy(self.base, dict(self._events), mutable)
+
+    def restore(self, saved: StoreCopy) -> None:
+        for name, value in saved.mutable.items():
+            setattr(self, name, copy.deepcopy(value))
+        self.base = saved.base
+        self._events = dict(saved.events)
+
+    # --- events -------------------------------------------------------------------------------
+
+    def find_event(self, key: str) -> Event | None:
+        """The event of `key` (any letter case), or None."""
+        key = uuid_text(key)
+        event = self._events.get(key)
+        return event if event is not None else self.base.events.get(key)
+
+    def event(self, key: str) -> Event:
+        event = self.find_event(key)
+        if event is None:
+            raise EventNotFound(f"No event {key}.")
+        return event
+
+    def all_events(self) -> Iterator[Event]:
+        return _overlay(self.base.events, self._events)
+
+    def counts(self) -> tuple[int, int]:
+        """How many events and accounts the session has, without walking the seed: each creation adds one
+        (a key the base has not), nothing is ever removed."""
+        return len(self.base.events) + self._created_events, len(self.base.accounts) + self._registered_accounts
+
+    def event_using(self, conciliation_key: str, base_index: ConciliationIndex) -> str | None:
+        """The key of the event whose instalment has `conciliation_key` (lower case), or None; `base_index` is
+        the index of `self.base.events` (conciliation_index.ready)."""
+        return self._created_conciliation_keys.get(conciliation_key) or base_index.owner(conciliation_key)
+
+    def add_event(self, event: Event) -> Event:
+        if self.find_event(event.key) is not None:
+            raise EventAlreadyExists(f"Event {event.key} exists already.")
+        check_room(self._created_events, self.bounds.max_events, "events created", "--max-events")
+        self._events[event.key] = event
+        self._created_events += 1
+        for instalment in event.installments:
+            self._created_conciliation_keys[instalment.event_conciliation_key] = event.key
+        return event
+
+    def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
+        self._events[event.key] = paid = event_rules.pay(event, amount, paid_at)
+        return paid
+
+    def cancel_event(self, event: Event) -> Event:
+        self._events[event.key] = canceled = event_rules.cancel(event)
+        return canceled
+
+    # --- accounts -----------------------------------------------------------------------------
+
+    def account(self, account_id: str) -> Account:
+        account = self._accounts.get(account_id) or self.base.accounts.get(account_id)
+        if account is None:
+            raise AccountNotFound(f"Account {account_id} is not registered.")
+        return account
+
+    def _writable_account(self, account_id: str) -> Account:
+        """The session's own copy of the account, made on its first change."""
+        account = self._accounts.get(account_id)
+        if account is None:
+            account = self._accounts[account_id] = copy.deepcopy(self.account(account_id))
+        return account
+
+    def all_accounts(self) -> Iterator[Account]:
+        return _overlay(self.base.accounts, self._accounts)
+
+    def snapshot(self) -> tuple[Events, list[Account]]:
+        """Every event and account as they are now, safe to read from another thread while the session changes.
+
+        Cheap: events are replaced on change, never changed, and the seed's records are never written, so the
+        events are the base and a copy of the session's own, walked by whoever reads them (a million-event
+        seed takes seconds to unpack: state/export.py does it in its worker); only the session's own accounts change
+        in place (their recipients and proposals), so only those are copied, one level deep."""
+        events = Events(self.base.events, dict(self._events))
+        accounts = [
+            _account_copy(account) if self._accounts.get(account.account_id) is account else account
+            for account in self.all_accounts()
+        ]
+        return events, accounts
+
+    def register_account(self, account_id: str, registration_date: str, limits: Limits, now: datetime) -> Account:
+        if account_id in self._accounts or account_id in self.base.accounts:
+            raise AccountAlreadyRegistered(f"Account {account_id} is already registered.")
+        check_room(self._registered_accounts, self.bounds.max_accounts, "accounts registered", "--max-accounts")
+        account = Account(account_id, registration_date, limits, event_date=timestamp(now))
+        self._accounts[account_id] = account
+        self._registered_accounts += 1
+        return account
+
+    def request_limit_update(self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]) -> Proposal:
+        account = self._writable_account(account_id)
+        proposal = _proposal(
+            new_id(), ACCOUNT_TARGET, account.limits, pix, account.outcomes.limit_update_request, APPLIED, now
+        )
+        if proposal.status == APPLIED:
+            account.limits = limit_rules.apply_change(account.limits, pix)
+        self._remember(account, proposal)
+        return proposal
+
+    def create_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
+        if self.account(account_id).recipient_list is not None:
+            raise RecipientListAlreadyExists(f"Account {account_id} already has a recipient list.")
+        account = self._writable_account(account_id)
+        account.recipient_list = RecipientList(limits, timestamp(now))
+        return account.recipient_list
+
+    def _recipient_list(self, account: Account) -> RecipientList:
+        if account.recipient_list is None:
+            raise RecipientListNotFound(f"Account {account.account_id} has no recipient list.")
+        return account.recipient_list
+
+    def add_recipient(
+        self, account_id: str, document_number: str, now: datetime, new_id: Callable[[], str]
+    ) -> Recipient:
+        key = canonical_document(document_number)
+        if self._recipient_list(self.account(account_id)).holds_document(key):
+            raise RecipientAlreadyInList(
+                f"Document {document_number} is already in the recipient list of account {account_id}."
+            )
+        check_room(self._added_recipients, self.bounds.max_recipients, "recipients added", "--max-recipients")
+        outcome = self.account(account_id).outcomes.recipient
+        recipient = Recipient(
+            recipient_id=new_id(),
+            document_number=document_number,
+            document_key=key,
+            recipient_status=outcome.status or CREATED,
+            analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
+            client_notification_status=outcome.client_notification_status or NOT_APPLICABLE,
+            event_date=timestamp(now),
+        )
+        self._recipient_list(self._writable_account(account_id)).add(recipient)
+        self._added_recipients += 1
+        return recipient
+
+    def remove_recipient(self, account_id: str, recipient_id: str) -> None:
+        if recipient_id not in self._recipient_list(self.account(account_id)).recipients:
+            raise RecipientNotFound(f"Recipient {recipient_id} is not in the recipient list of account {account_id}.")
+        self._recipient_list(self._writable_account(account_id)).remove(recipient_id)
+        self._added_recipients = max(0, self._added_recipients - 1)
+
+    def request_recipient_list_limit_update(
+        self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]
+    ) -> Proposal:
+        current = self._recipient_list(self.account(account_id)).limits
+        account = self._writable_account(account_id)
+        proposal = _proposal(
+            new_id(),
+            RECIPIENT_LIST_TARGET,
+            current,
+            pix,
+            account.outcomes.recipient_list_limit_update_request,
+            CREATED,
+            now,
+        )
+        # The list's proposal has no "applied" status of its own: it takes effect when approved.
+        if proposal.analysis_status == AUTOMATICALLY_APPROVED:
+            self._recipient_list(account).limits = limit_rules.apply_change(current, pix)
+        self._remember(account, proposal)
+        return proposal
+
+    def _remember(self, account: Account, proposal: Proposal) -> None:
+        """Keep the proposal: the last MAX_PROPOSALS_PER_ACCOUNT of the account, and the last
+        MAX_PROPOSALS_PER_SESSION the session made over every account (the oldest of any account goes first)."""
+        kept = account.limit_update_requests
+        kept.append(proposal)
+        self._proposals.append((account.account_id, proposal.limit_update_request_id))
+        self._proposal_ids.add(proposal.limit_update_request_id)
+        if len(kept) > MAX_PROPOSALS_PER_ACCOUNT:
+            self._proposal_ids.discard(kept.pop(0).limit_update_request_id)
+        while len(self._proposal_ids) > MAX_PROPOSALS_PER_SESSION:
+            account_id, proposal_id = self._proposals.popleft()
+            if proposal_id in self._proposal_ids:
+                self._proposal_ids.remove(proposal_id)
+                held = self._accounts[account_id].limit_update_requests
+                held[:] = [p for p in held if p.limit_update_request_id != proposal_id]
+        if len(self._proposals) > 2 * len(self._proposal_ids) + 1024:
+            # The order still names proposals the per-account bound dropped: keep only the live ones.
+            self._proposals = deque(p for p in self._proposals if p[1] in self._proposal_ids)
+
+
+def _proposal(
+    proposal_id: str, target: str, current: Limits, pix: Limits, outcome: Outcome, default_status: str, now: datetime
+) -> Proposal:
+    return Proposal(
+        limit_update_request_id=proposal_id,
+        target=target,
+        pix=pix,
+        analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
+        client_notification_status=outcome.client_notification_status or limit_rules.notification_status(current, pix),
+        status=outcome.status or default_status,
+        event_date=timestamp(now),
+    )
+
+
+def _account_copy(account: Account) -> Account:
+    """The account with its own containers copied: what the session changes in place (limits are replaced)."""
+    snapshot = copy.copy(account)
+    snapshot.limit_update_requests = list(account.limit_update_requests)
+    if account.recipient_list is not None:
+        snapshot.recipient_list = copy.copy(account.recipient_list)
+        snapshot.recipient_list.recipients = dict(account.recipient_list.recipients)
+    return snapshot
+
+
+class Events(Iterable[Event]):
+    """A session's events at one moment, in the order of the state export: the base's, each replaced by the
+    session's copy where it has one, then the session's new ones. Walked on each iteration; `own` must not
+    change (a copy)."""
+
+    def __init__(self, base: Mapping[str, Event], own: Mapping[str, Event]) -> None:
+        self._base = base
+        self._own = own
+
+    def __iter__(self) -> Iterator[Event]:
+        return _overlay(self._base, self._own)
+
+
+def _overlay(seed: Mapping[str, T], own: Mapping[str, T]) -> Iterator[T]:
+    """The seed's records in their order, each replaced by the session's copy where it has one, then the
+    session's new records."""
+    for key, record in seed.items():
+        yield own.get(key, record)
+    for key, record in own.items():
+        if key not in seed:
+            yield record

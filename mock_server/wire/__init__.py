@@ -1,0 +1,1 @@
+"""JSON on the wire: request bodies decoded with the API's refusals, answers encoded."""
