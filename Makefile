@@ -8,7 +8,7 @@ PORT ?= 8000
 SEED ?= 1
 
 
-.PHONY: install run test lint fuzz bench bench-anchors cluster-test clean interop example image-test test-browser screenshots soak
+.PHONY: install run test test-e2e lint fuzz bench bench-anchors cluster-test clean interop example image-test test-browser screenshots soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
-## make test: the whole suite (unit, API, bounded schemathesis contract runs)
+## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs)
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
+
+## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/)
+test-e2e: $(STAMP)
+	$(BIN)/pytest -q -m e2e
 
 REDOCLY := .tools/npm/node_modules/.bin/redocly
 $(REDOCLY):

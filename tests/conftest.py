@@ -9,9 +9,13 @@ can check that a rejected request changed nothing.
 
 from __future__ import annotations
 
+import itertools
 import os
+import shlex
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,3 +64,58 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
         return TestClient(create_app(Settings(**options), specs))
 
     return build
+
+
+# --- tiers: `make test` runs in process; a test that starts the server, pytest or make in a child process
+# belongs to `make test-e2e` (marker `e2e`, every test under tests/e2e/). The guard below makes the rule hold:
+# such a child, started by a test of the default tier (or by its fixtures), fails that test and says why.
+
+E2E = "e2e"
+E2E_DIRECTORY = Path(__file__).resolve().parent / "e2e"
+E2E_PROGRAMS = frozenset({"mock-server", "pytest", "py.test", "make"})
+E2E_MODULES = frozenset({"mock_server", "pytest"})
+_running: list[pytest.Item] = []
+
+
+class ChildProcessOutsideE2E(AssertionError):
+    """A default-tier test started the server, pytest or make in a child process."""
+
+
+def starts_e2e_child(command: object) -> bool:
+    """Whether a Popen command runs the mock server, pytest or make: as its program, or as `python -m`."""
+    words = shlex.split(command) if isinstance(command, str) else [str(word) for word in command]  # type: ignore[attr-defined]
+    if not words:
+        return False
+    if Path(words[0]).name in E2E_PROGRAMS:
+        return True
+    return any(word == "-m" and module in E2E_MODULES for word, module in itertools.pairwise(words))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(E2E_DIRECTORY):
+            item.add_marker(E2E)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.pop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    original = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
+        if _running and _running[-1].get_closest_marker(E2E) is None and starts_e2e_child(args):
+            raise ChildProcessOutsideE2E(
+                f"{_running[-1].nodeid} starts {args!r} in a child process: such a test belongs to the e2e tier "
+                "(mark it `@pytest.mark.e2e` or move it under tests/e2e/; `make test-e2e` runs them)"
+            )
+        original(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]
+    config.add_cleanup(lambda: setattr(subprocess.Popen, "__init__", original))

@@ -143,7 +143,7 @@ def examples(markdown: str) -> list[Example]:
 @dataclass(frozen=True)
 class NoAnswer:
     """A request an injected `reset` fault answered with nothing: what curl prints then (checked by hand with
-    curl 7.88.1 against `make run`; tests/api/test_fault_kinds.py checks the reset on a real socket)."""
+    curl 7.88.1 against `make run`; tests/admin/test_fault_kinds.py checks the reset on a real socket)."""
 
     status_code: int = 0
     headers: Mapping[str, str] = field(default_factory=dict)

@@ -1,7 +1,7 @@
 """The `pix_mock` helpers for issue 13's power tools (verify, coverage, snapshots, state restore, schedules, the
 clock's advance), used as an integrator uses them: the fixture comes from the installed package's `pytest11` entry
 point, on the plugin's in-process server. What pytest prints for a failing verification is checked on a test
-project run by pytester in a subprocess, as tests/plugin/test_pytest_plugin.py does."""
+project run by pytester in a subprocess, as tests/e2e/test_pytest_plugin.py does."""
 
 from __future__ import annotations
 
@@ -220,6 +220,7 @@ def readme_verify_example() -> tuple[str, list[str]]:
     return found["test"], found["shown"].splitlines()
 
 
+@pytest.mark.e2e  # starts the server or pytest in a child process
 def test_the_readmes_failing_verify_prints_the_calls_it_shows(pytester: pytest.Pytester, monkeypatch):
     """The README's example, run as written in a test project of its own: it fails, and pytest's output holds
     the lines the README shows, in order (the session name's random token written as the README writes it)."""

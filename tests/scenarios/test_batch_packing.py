@@ -19,10 +19,10 @@ from mock_server.scenarios import batch_packing
 from mock_server.scenarios import stream as scenario_stream
 from mock_server.scenarios.batch_packing import workers_for
 from mock_server.state.seed_storage import SeedBuilder
-from tests.unit.test_scenario_stream import LOADER, ROOT, exact, full_path
-from tests.unit.test_seed import an_event
-from tests.unit.test_seed import exact as exact_event
-from tests.unit.test_yaml_blocks import lean, outcome
+from tests.scenarios.test_stream import LOADER, ROOT, exact, full_path
+from tests.scenarios.test_yaml_blocks import lean, outcome
+from tests.state.test_seed_storage import an_event
+from tests.state.test_seed_storage import exact as exact_event
 
 pools: list[int] = []
 

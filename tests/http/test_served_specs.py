@@ -133,6 +133,7 @@ def live_server() -> Iterator[str]:
         yield server.url
 
 
+@pytest.mark.e2e  # starts the server in a child process
 def test_a_port_0_server_names_its_real_port(live_server: str) -> None:
     assert not live_server.endswith(":0")
     with httpx.Client(base_url=live_server, timeout=10) as client:

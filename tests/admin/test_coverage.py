@@ -154,6 +154,7 @@ def test_coverage_needs_the_admin_token_and_is_off_without_admin(make_client):
 # --- --coverage-report FILE, written when the server stops -------------------------------------------
 
 
+@pytest.mark.e2e  # starts the server or pytest in a child process
 @pytest.mark.parametrize("name", ["coverage.md", "coverage.json"])
 def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
     report = tmp_path / name
@@ -174,6 +175,7 @@ def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
         assert "| 2 | 200 (1), 404 (1) | 400, 500 |" in text
 
 
+@pytest.mark.e2e  # starts the server or pytest in a child process
 def test_an_unwritable_report_is_said_on_stderr(tmp_path: Path) -> None:
     target = tmp_path / "missing-dir" / "coverage.md"
     with live_server("--coverage-report", str(target)) as server:

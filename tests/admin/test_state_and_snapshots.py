@@ -124,7 +124,7 @@ def test_put_state_needs_a_json_object(client):
     assert_error(
         client.put("/__mock/state", content=b"[]", headers={"Content-Type": "application/json"}), 400, "invalid_request"
     )
-    assert_error(  # YAML is taken (tests/api/test_state_restore.py); other media types are not
+    assert_error(  # YAML is taken (tests/admin/test_state_restore.py); other media types are not
         client.put("/__mock/state", content=b"a: 1", headers={"Content-Type": "text/plain"}),
         415,
         "unsupported_media_type",

@@ -3,15 +3,14 @@ is bounded in bytes and can be off, big bodies are kept cut, and the admin token
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 
 import pytest
 
+from mock_server import cli
 from mock_server.state.bounds import Bounds
 from mock_server.state.journal import JOURNAL_BODY_BYTES
 from tests.helpers import assert_error
-from tests.live_server import REPOSITORY
 
 WINDOWS = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 500000}]}}
 EVENT = {
@@ -142,28 +141,25 @@ def test_an_empty_authorization_never_passes(make_client):
 
 
 @pytest.mark.parametrize("how", ["flag", "environment", "blank"])
-def test_an_empty_admin_token_is_refused_at_start(how):
-    env = {"PATH": "/usr/bin:/bin"}
+def test_an_empty_admin_token_is_refused_at_start(how, monkeypatch, capsys):
+    """The command's own argument handling, in process: it stops before anything is served."""
+    for name in [name for name in os.environ if name.startswith("MOCK_SERVER_")]:
+        monkeypatch.delenv(name)
     args = ["--port", "0"]
     if how == "flag":
         args += ["--admin-token", ""]
     elif how == "environment":
-        env["MOCK_SERVER_ADMIN_TOKEN"] = ""
+        monkeypatch.setenv("MOCK_SERVER_ADMIN_TOKEN", "")
     else:
         args += ["--admin-token", "   "]
-    done = subprocess.run(
-        [sys.executable, "-m", "mock_server", *args],
-        cwd=REPOSITORY,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "admin-token" in done.stderr
-    assert "is empty" in done.stderr
-    assert done.stdout == ""
+    monkeypatch.setattr(cli, "serve", lambda settings: pytest.fail("served with an empty admin token"))
+    with pytest.raises(SystemExit) as exited:
+        cli.main(args)
+    assert exited.value.code == 2
+    printed = capsys.readouterr()
+    assert "admin-token" in printed.err
+    assert "is empty" in printed.err
+    assert printed.out == ""
 
 
 def test_an_error_echoes_a_bounded_part_of_a_huge_request(make_client):

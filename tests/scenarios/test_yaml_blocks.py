@@ -21,7 +21,7 @@ from mock_server.scenarios.loader import ScenarioError
 from mock_server.scenarios.stream import read_lean
 from mock_server.scenarios.text import _REFERENCE_ONLY, needs_reference
 from mock_server.scenarios.yaml_blocks import NotBlockLayout, split_events
-from tests.unit.test_scenario_stream import DEFAULT, LOADER, ROOT, _plain, exact, full_path, write
+from tests.scenarios.test_stream import DEFAULT, LOADER, ROOT, _plain, exact, full_path, write
 
 BLOCK_DEFAULT = yaml.safe_dump(_plain(DEFAULT), sort_keys=False, default_flow_style=False)
 

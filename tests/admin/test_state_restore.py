@@ -9,10 +9,10 @@ those must sit where the CLI places them too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import re
-import subprocess
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from mock_server import cli
 from mock_server.app import create_app
 from mock_server.domain.errors import Detail
 from mock_server.scenarios import state_body as scenario_body
@@ -133,22 +134,18 @@ LOCATED = re.compile(r"^line (\d+), column (\d+): (.*)$", re.S)
 
 @pytest.fixture(scope="module")
 def cli_problems(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, int, str, str]]]:
-    """`mock-server check` over every document as a file, run once: name -> (line, column, path, message)."""
+    """`mock-server check` over every document as a file, run once in process: name -> (line, column, path, msg)."""
     directory = tmp_path_factory.mktemp("documents")
     for name, (text, as_json) in DOCUMENTS.items():
         (directory / f"{name}.yaml").write_text(text, encoding="utf-8")
         if as_json == DATA_TOO:
             (directory / f"{name}{AS_JSON}.yaml").write_text(json_text(text), encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-m", "mock_server", "check", "--fixtures", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 2, run.stdout + run.stderr
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # the command's own code, in process: no interpreter to start
+        status = cli.main(["check", "--fixtures", str(directory)])
+    assert status == 2, printed.getvalue()
     found: dict[str, list[tuple[int, int, str, str]]] = {path.stem: [] for path in directory.iterdir()}
-    for line in run.stdout.splitlines():
+    for line in printed.getvalue().splitlines():
         file, line_no, column, rest = line.split(":", 3)
         path, _, message = rest.strip().partition(": ")
         found[Path(file).stem].append((int(line_no), int(column), "" if path == "(file)" else path, message))

@@ -220,9 +220,7 @@ def test_wait_gives_up_after_its_timeout():
     url = f"http://127.0.0.1:{free_port()}"
     result = mock_server("wait", url, "--timeout", "1")
     assert result.returncode == 1
-    assert (
-        "not healthy within 1s" in result.stderr
-    )  # --timeout 1 ended it (its deadline: tests/unit/test_probe_wait.py)
+    assert "not healthy within 1s" in result.stderr  # --timeout 1 ended it (its deadline: tests/cli/test_probe_wait.py)
     assert "connection refused" in result.stderr
     assert result.stdout == ""
 

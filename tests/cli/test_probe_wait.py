@@ -1,6 +1,6 @@
 """`mock-server wait`'s polling loop (probe.wait) on a fake clock: it gives up at its timeout, bounds each attempt
 by the time left, and stops as soon as the server process is gone. The clock and the health check are the test's,
-so these are facts about the loop, not measurements (tests/api/test_ci_start.py runs the command for real and reads
+so these are facts about the loop, not measurements (tests/e2e/test_ci_start.py runs the command for real and reads
 which of these ended it from its message)."""
 
 from __future__ import annotations
