@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the README reproduces
+## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples reproduce
 run: $(STAMP)
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
@@ -60,13 +60,13 @@ example: $(STAMP)
 	cd examples/integrator && PATH="$(CURDIR)/$(BIN):$$PATH" ./run-against-external.sh -q -p no:cacheprovider
 
 ## make image-test: build the Containerfile offline with podman (podman, runc, mmdebstrap installed from Debian if
-## missing; root) FROM a local Debian + python3 base, run it read-only, wait for its HEALTHCHECK, replay the README
-## walkthrough against it, check the user and the read-only root, stop it. Not part of make test (README: run time).
+## missing; root) FROM a local Debian + python3 base, run it read-only, wait for its HEALTHCHECK, replay the docs'
+## examples against it, check the user and the read-only root, stop it. Not part of make test (docs: run time).
 image-test: $(STAMP)
 	$(BIN)/python scripts/image_test.py
 
 ## make test-browser: Playwright (PyPI) drives Debian's chromium (installed if missing; never `playwright install`)
-## through the dashboard and the docs. Not part of make test. `make screenshots` refreshes the README's pictures.
+## through the dashboard and the docs. Not part of make test. `make screenshots` refreshes the docs' pictures.
 BROWSER_STAMP := $(VENV)/.browser-stamp
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update -qq && \
