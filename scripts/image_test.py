@@ -3,7 +3,7 @@
 No public image registry is reachable here, so the base is made locally: mmdebstrap writes Debian bookworm with
 python3 into a tarball that `podman import` turns into an image. The Containerfile is then built FROM it with
 `--network none`, its pip pointed at a wheelhouse made on the host. The image is run read-only; the script waits
-for the image's own HEALTHCHECK (`mock-server healthcheck`), replays the README walkthrough against it, checks
+for the image's own HEALTHCHECK (`mock-server healthcheck`), replays the docs' examples against it, checks
 the user, the read-only root, a second port and mounted fixtures, and stops it. Exits non-zero on any failure.
 
 Sandbox specifics (not needed on a normal Docker host): podman uses `runc`, and containers get explicit `nofile`
@@ -237,10 +237,25 @@ def readme_module() -> ModuleType:
     return module
 
 
+def page_by_page(readme: ModuleType, client: httpx.Client, base_url: str) -> Iterator[tuple[Path, Any]]:
+    """Each replayed page's examples (README.md and docs/), in order, after a reset of every session the page uses:
+    as on the fresh `make run` each page is written for."""
+    for page in readme.replayed_pages():
+        found = readme.examples(page.read_text(encoding="utf-8"))
+        for session in ["default", *sorted(readme.sessions_named(found))]:
+            reset = {"X-Mock-Session": session, "Content-Type": "application/json"}
+            client.post(
+                f"{base_url}/__mock/reset", headers=reset, content=b'{"scenario": "default"}'
+            ).raise_for_status()
+        for example in found:
+            yield page, example
+
+
 def walkthrough(base_url: str) -> int:
-    """Every `$ curl` of the README's console blocks against the container: the answers must be the ones shown."""
+    """Every `$ curl` of the replayed pages' console blocks against the container: the answers must be the ones
+    shown."""
     readme = readme_module()
-    found = readme.examples((ROOT / "README.md").read_text(encoding="utf-8"))
+    found: list[Any] = []
     report: list[str] = []
     with httpx.Client(timeout=10) as client:
         # What the reader's curl sends to 127.0.0.1:8000 (the journal shows request headers, the served specs the
@@ -251,7 +266,8 @@ def walkthrough(base_url: str) -> int:
         client.headers["Host"] = httpx.URL(README_URL).netloc.decode()
         for name, value in readme.CURL_HEADERS:
             client.headers[name] = value
-        for example in found:
+        for page, example in page_by_page(readme, client, base_url):
+            found.append(example)
             responses = []
             for curl in example.commands:
                 url = curl.url.replace(README_URL, base_url, 1)
@@ -259,10 +275,10 @@ def walkthrough(base_url: str) -> int:
                 responses.append(client.request(curl.method, url, headers=list(curl.headers), content=content))
             problems = readme.differences(example, responses)
             if problems:
-                report.append(f"README.md:{example.line}: $ {example.text}")
+                report.append(f"{page.relative_to(ROOT)}:{example.line}: $ {example.text}")
                 report += [f"    {problem}" for problem in problems]
     if report:
-        raise SystemExit("image-test: README examples that do not reproduce against the image:\n" + "\n".join(report))
+        raise SystemExit("image-test: examples that do not reproduce against the image:\n" + "\n".join(report))
     return len(found)
 
 
@@ -366,7 +382,7 @@ def main() -> int:
         figures["time_to_healthy_s"] = round(wait_healthy(CONTAINER, started), 2)
         say(f"healthy {figures['time_to_healthy_s']} s after podman run")
         figures["readme_examples"] = walkthrough(f"http://127.0.0.1:{PORT}")
-        say(f"README walkthrough: {figures['readme_examples']} examples answer as shown")
+        say(f"docs' examples: {figures['readme_examples']} answer as shown")
         check_user_and_read_only_root(CONTAINER)
         figures["time_to_healthy_port_9000_s"] = round(check_port_and_fixtures(), 2)
         seconds, code = stop(CONTAINER)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The integrator's tests against a separately started `mock-server` (the README's CI recipe), in one command:
+# The integrator's tests against a separately started `mock-server` (the CI recipe of docs/from-tests.md), in one command:
 #   examples/integrator/run-against-external.sh [pytest arguments...]
 # `mock-server` and `pytest` come from PATH (in this repository: .venv/bin).
 set -e

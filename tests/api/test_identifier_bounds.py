@@ -2,7 +2,7 @@
 
 The interface states no length for account_id or recipient_id in a path (issue 12 item 6): a bound there would
 turn "never registered" into a 400. Only registration bounds account_id (1-64, CONTRACT 2), and every bound the
-interface does not state is marked `x-mock-defined` in the spec and listed in the README.
+interface does not state is marked `x-mock-defined` in the spec and listed in docs/decisions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README's in-process recipe (issue 11): create_app(Settings(...)) behind httpx's ASGITransport, run as written."""
+"""The docs' in-process recipe (issue 11, docs/from-tests.md): create_app(Settings(...)) behind httpx's
+ASGITransport, run as written."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RECIPES = Path(__file__).resolve().parents[2] / "docs" / "from-tests.md"
 
 
 def readme_block() -> str:
-    text = README.read_text(encoding="utf-8")
-    match = re.search(r"### In-process, without pytest[^\n]*\n.*?```python\n(?P<code>.*?)```", text, re.DOTALL)
-    assert match, "README: the in-process block is gone"
+    text = RECIPES.read_text(encoding="utf-8")
+    match = re.search(
+        r"^#+ In-process, without pytest[^\n]*\n.*?```python\n(?P<code>.*?)```", text, re.DOTALL | re.MULTILINE
+    )
+    assert match, "docs/from-tests.md: the in-process block is gone"
     return match["code"]
 
 
 def test_the_readme_block_answers_from_the_app_with_no_socket():
     source = "async def main():\n" + textwrap.indent(readme_block(), "    ") + "    return event, app\n"
     namespace: dict[str, Any] = {}
-    exec(compile(source, "README.md", "exec"), namespace)
+    exec(compile(source, "docs/from-tests.md", "exec"), namespace)
     event, app = asyncio.run(namespace["main"]())
     assert event.status_code == 200
     assert len(event.json()["event_conciliation_list"]) == 3  # the payments scenario's first event

@@ -1,10 +1,15 @@
-"""The README's examples reproduce: every `$ curl` line of its console blocks, replayed in order on one seeded server.
+"""The docs' examples reproduce: every `$ curl` line of the console blocks of README.md and of the docs/ pages,
+replayed in order, each page on a fresh seeded server of its own.
 
-`make run` serves with `--seed 1`, so the ids a reader gets from the walkthrough are the ones the README shows. This
-test replays the same command lines in process on an app built with that seed and compares what the server answers
-with the lines printed under each command: a body byte for byte, and with `-i` the status line and every header
-shown. A command printed without output is replayed all the same (later commands depend on its effects) and must not
-answer a 5xx.
+`make run` serves with `--seed 1`, so the ids a reader gets from a page, run against a fresh `make run`, are the
+ones it shows (each replayed page says so at its top). This test replays each page's command lines in process on a
+new app built with that seed and compares what the server answers with the lines printed under each command: a body
+byte for byte, and with `-i` the status line and every header shown. A command printed without output is replayed
+all the same (later commands depend on its effects) and must not answer a 5xx. The outputs shown are made by
+running the commands against a real server (scripts/docs_examples.py), never typed.
+
+Used by scripts/image_test.py and scripts/docs_examples.py too: `replayed_pages()`, `examples(markdown)`,
+`differences(example, responses)`, `sessions_named(examples)`, `CURL_HEADERS`, `NoAnswer`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Protocol
 
+import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
@@ -26,9 +32,19 @@ from mock_server.spec.openapi import Specs
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 README = REPOSITORY / "README.md"
+DOCS = REPOSITORY / "docs"
 MAKEFILE = REPOSITORY / "Makefile"
 SEED = 1  # what `make run` passes as --seed
 PROMPT = "$ "
+# What a replayed page says before its first console block: how a reader reproduces it.
+REPRODUCE = "against a fresh `make run`"
+
+
+def replayed_pages() -> list[Path]:
+    """The Markdown files whose `$` lines are replayed, each on a fresh server: README.md and every page of docs/
+    that has a ```console block."""
+    pages = [README, *sorted(DOCS.glob("*.md"))]
+    return [page for page in pages if "```console" in page.read_text(encoding="utf-8")]
 
 
 class Answer(Protocol):
@@ -133,7 +149,7 @@ def examples(markdown: str) -> list[Example]:
         elif current is not None:
             current.output.append(line)
         elif line.strip():
-            raise ValueError(f"README.md:{number}: output before any command in a console block: {line!r}")
+            raise ValueError(f"line {number}: output before any command in a console block: {line!r}")
     for example in found:
         while example.output and not example.output[-1].strip():
             example.output.pop()
@@ -201,10 +217,24 @@ def differences(example: Example, responses: list[Answer]) -> list[str]:
     return problems
 
 
-def test_the_readme_examples_reproduce_under_make_run_seed(specs: Specs) -> None:
-    found = examples(README.read_text(encoding="utf-8"))
-    assert len(found) >= 20, "the README's console blocks went missing"
-    app = create_app(Settings(seed=SEED, validate_responses=True), specs)
+def sessions_named(found: list[Example]) -> set[str]:
+    """The sessions the examples name, by X-Mock-Session header or /__session/NAME/ path (`default` is implied)."""
+    names: set[str] = set()
+    for example in found:
+        for curl in example.commands:
+            names.update(value for name, value in curl.headers if name.lower() == "x-mock-session")
+            names.update(re.findall(r"/__session/([^/?#]+)", curl.url))
+    return names
+
+
+def _name(page: Path) -> str:
+    return page.relative_to(REPOSITORY).as_posix()
+
+
+@pytest.mark.parametrize("page", replayed_pages(), ids=_name)
+def test_the_examples_reproduce_under_make_run_seed(specs: Specs, page: Path) -> None:
+    found = examples(page.read_text(encoding="utf-8"))
+    app = create_app(Settings(seed=SEED, validate_responses=True), specs)  # a fresh `make run`: a page of its own
     report: list[str] = []
     with TestClient(app, raise_server_exceptions=True) as client:
         sends_what_curl_sends(client)
@@ -212,9 +242,34 @@ def test_the_readme_examples_reproduce_under_make_run_seed(specs: Specs) -> None
             responses = [send(client, curl) for curl in example.commands]
             problems = differences(example, responses)
             if problems:
-                report.append(f"README.md:{example.line}: $ {example.text}")
+                report.append(f"{_name(page)}:{example.line}: $ {example.text}")
                 report += [f"    {problem}" for problem in problems]
-    assert not report, "README examples that do not reproduce:\n" + "\n".join(report)
+    assert not report, "examples that do not reproduce (scripts/docs_examples.py remakes the outputs):\n" + "\n".join(
+        report
+    )
+
+
+def test_the_replayed_pages_are_the_ones_with_examples() -> None:
+    pages = {_name(page): len(examples(page.read_text(encoding="utf-8"))) for page in replayed_pages()}
+    walkthroughs = [
+        "README.md",
+        "docs/api-by-example.md",
+        "docs/hooks-and-faults.md",
+        "docs/sessions.md",
+        "docs/verify-and-coverage.md",
+        "docs/snapshots-and-schedules.md",
+    ]
+    assert set(walkthroughs) <= set(pages), "a page's console blocks went missing"
+    assert sum(pages.values()) >= 70, f"the examples went missing: {pages}"
+    assert all(pages.values()), f"a ```console block without a `$` line: {pages}"
+
+
+@pytest.mark.parametrize("page", replayed_pages(), ids=_name)
+def test_a_replayed_page_says_how_to_reproduce_it(page: Path) -> None:
+    """A reader gets the outputs shown only on a fresh `make run`: the page says so before its first example."""
+    text = page.read_text(encoding="utf-8")
+    before = text[: text.index("```console")]
+    assert REPRODUCE in before, f"{_name(page)}: say {REPRODUCE!r} before the first console block"
 
 
 def test_make_run_serves_with_the_readmes_seed() -> None:

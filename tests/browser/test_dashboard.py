@@ -226,7 +226,8 @@ def test_with_an_admin_token_the_page_asks_for_it_and_then_works(browser: Browse
 
 
 def test_screenshot_of_a_busy_dashboard(watched: tuple[Page, Watch], server: Server) -> None:
-    """The README's picture: a partial payment, an evaluation, a fault and a few calls in the journal."""
+    """The docs' picture (docs/getting-started.md): a partial payment, an evaluation, a fault and a few calls in
+    the journal."""
     page, _ = watched
     with server.client() as client:
         client.get(f"/event_conciliation/extraordinary_event/{PENDING}")

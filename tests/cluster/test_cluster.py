@@ -1,9 +1,9 @@
 """`make cluster-test`: two mock-server processes behind nginx (scripts/cluster.py), sessions sticking to one.
 
 Not part of `make test` (marker `cluster`): it needs nginx, which the make target installs when missing.
-The acceptance flows of the README walkthrough run in parallel sessions through the balancer, half naming their
-session in the X-Mock-Session header, half in the /__session/NAME/ path prefix; then each process is asked
-directly which sessions it holds.
+The acceptance flows of the docs' walkthrough (docs/api-by-example.md) run in parallel sessions through the
+balancer, half naming their session in the X-Mock-Session header, half in the /__session/NAME/ path prefix; then
+each process is asked directly which sessions it holds.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _session_client(cluster: Cluster, index: int) -> httpx.Client:
 
 
 def _flow(cluster: Cluster, index: int) -> dict[str, Any]:
-    """The README walkthrough in one session: register, limit change, recipient list, lookup, admin pay."""
+    """The docs' walkthrough in one session: register, limit change, recipient list, lookup, admin pay."""
     account = f"0003-{index:06d}"
     window = {"start_time": "06:00:00-03:00", "amount": 500000}
     with _session_client(cluster, index) as pix:

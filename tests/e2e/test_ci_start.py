@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-README = REPOSITORY / "README.md"
+RECIPES = REPOSITORY / "docs" / "from-tests.md"  # the shell recipe, in "Shell, in CI"
 BIN = Path(sys.executable).parent  # the venv's bin: mock-server's console script lives beside the interpreter
 TIMEOUT = 60.0  # a test's own bound on a command; the commands' own timeouts are far below it
 READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
@@ -271,19 +271,19 @@ def test_wait_usage_errors_exit_2(args):
     assert "usage: mock-server wait" in result.stderr
 
 
-# --- the README's recipe --------------------------------------------------------------------------------------
+# --- the docs' recipe ------------------------------------------------------------------------------------------
 
 
 def readme_recipe() -> str:
-    text = README.read_text(encoding="utf-8")
-    match = re.search(r"### Shell, in CI[^\n]*\n\n```sh\n(?P<script>.*?)```", text, re.DOTALL)
-    assert match, "README: the CI shell recipe is gone"
+    text = RECIPES.read_text(encoding="utf-8")
+    match = re.search(r"^#+ Shell, in CI[^\n]*\n\n```sh\n(?P<script>.*?)```", text, re.DOTALL | re.MULTILINE)
+    assert match, "docs/from-tests.md: the CI shell recipe is gone"
     return match["script"]
 
 
 @pytest.fixture
 def recipe(tmp_path: Path):
-    """Runs the README's recipe in a fresh directory with a stand-in `pytest` that checks the mock it is given."""
+    """Runs the docs' recipe in a fresh directory with a stand-in `pytest` that checks the mock it is given."""
     fake_bin = tmp_path / "fake-bin"
     fake_bin.mkdir()
     seen = tmp_path / "pytest-saw"

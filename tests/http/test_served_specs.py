@@ -270,8 +270,9 @@ def test_the_served_yaml_quotes_what_it_names(client: httpx.Client) -> None:
 
 
 def test_the_readme_shows_what_the_server_serves(client: httpx.Client) -> None:
-    """The README's `servers` excerpt is what `curl .../__session/job-42/openapi.yaml` gets, at the lines it says."""
-    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    """The docs' `servers` excerpt (docs/specs-and-tools.md) is what `curl .../__session/job-42/openapi.yaml` gets,
+    at the lines it says."""
+    readme = (REPOSITORY / "docs" / "specs-and-tools.md").read_text(encoding="utf-8")
     intro = "`curl -s http://127.0.0.1:8000/__session/job-42/openapi.yaml` answers, at\nlines 21-23:\n\n```yaml\n"
     assert intro in readme
     shown = readme.split(intro, 1)[1].split("```", 1)[0].splitlines()

@@ -16,7 +16,7 @@ from mock_server.pytest_plugin import MockServerError, PixMock, VerificationFail
 
 pytest_plugins = ["pytester"]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RECIPES = Path(__file__).resolve().parents[2] / "docs" / "from-tests.md"
 PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # default scenario: pending, 1500 expected, nothing paid
 ACCOUNT = "0001-123456"  # default scenario: registered
 LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING}"
@@ -210,20 +210,20 @@ def test_advance_needs_a_frozen_clock(pix_mock: PixMock):
 
 
 def readme_verify_example() -> tuple[str, list[str]]:
-    """The README's pytest example of a failing verify: the test (a ```python block) and what it prints (the
-    ```text block after it)."""
-    text = README.read_text(encoding="utf-8")
+    """The docs' pytest example of a failing verify (docs/from-tests.md): the test (a ```python block) and what it
+    prints (the ```text block after it)."""
+    text = RECIPES.read_text(encoding="utf-8")
     found = re.search(
         r"```python\n(?P<test>[^`]*def test_the_client_proposes_once[^`]*)```\n[^`]*```text\n(?P<shown>[^`]*)```", text
     )
-    assert found, "README.md: the pix_mock.verify example (```python, then the ```text it prints) is gone"
+    assert found, "docs/from-tests.md: the pix_mock.verify example (```python, then the ```text it prints) is gone"
     return found["test"], found["shown"].splitlines()
 
 
 @pytest.mark.e2e  # starts the server or pytest in a child process
 def test_the_readmes_failing_verify_prints_the_calls_it_shows(pytester: pytest.Pytester, monkeypatch):
-    """The README's example, run as written in a test project of its own: it fails, and pytest's output holds
-    the lines the README shows, in order (the session name's random token written as the README writes it)."""
+    """The docs' example, run as written in a test project of its own: it fails, and pytest's output holds
+    the lines the page shows, in order (the session name's random token written as the page writes it)."""
     for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN"):
         monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
     test, shown = readme_verify_example()
