@@ -6,6 +6,8 @@ repeating a UUID; a change to the scenario is a change here.
 
 from __future__ import annotations
 
+from typing import Any
+
 # --- events ------------------------------------------------------------------------------------------
 
 PENDING_EVENT = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # early_amortization, 1500.00, nothing paid, two instalments
@@ -14,6 +16,35 @@ PAID_EVENT = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"  # present_amount, 1000.00 l
 CANCELED_EVENT = "5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66"  # 300.00, canceled
 EVENTS = (PENDING_EVENT, PARTIALLY_PAID_EVENT, PAID_EVENT, CANCELED_EVENT)
 UNKNOWN_EVENT = "00000000-0000-4000-8000-000000000000"  # a valid UUID no scenario uses
+
+# PENDING_EVENT as the lookup answers it: the one copy of a default event's whole body the tests compare with
+PENDING_EVENT_BODY: dict[str, Any] = {
+    "extraordinary_event_conciliation_key": PENDING_EVENT,
+    "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
+    "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
+    "amortization_type": "early_amortization",
+    "total_expected_amount": 1500,
+    "total_discount_amount": 0,
+    "total_paid_amount": 0,
+    "status": "pending_conciliation",
+    "reference_date": "2026-11-01",
+    "due_date": "2026-11-30",
+    "paid_at": None,
+    "event_conciliation_list": [
+        {
+            "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40",
+            "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11",
+            "event_conciliation_status": "pending_conciliation",
+            "event_conciliation_type": "extraordinary_event",
+        },
+        {
+            "event_conciliation_key": "1c8f5e3b-0d2a-4b4c-9f6e-7a3b2d0c8e51",
+            "installment_key": "5d9b3f7a-2c4e-4a6b-8d8f-1e3c5a7b9d22",
+            "event_conciliation_status": "pending_conciliation",
+            "event_conciliation_type": "extraordinary_event",
+        },
+    ],
+}
 
 # --- accounts ----------------------------------------------------------------------------------------
 

@@ -16,73 +16,126 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-READY = re.compile(r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+) ")
+READY = re.compile(
+    r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+)"
+    r" \(scenario (?P<scenario>\S+): (?P<events>\d+) events?, (?P<accounts>\d+) accounts?\)$"
+)
 START_TIMEOUT = 30.0
+EXIT_TIMEOUT = 30.0
 
 
 @dataclass
 class LiveServer:
     proc: subprocess.Popen[bytes]
-    host: str
-    port: int
+    ready: re.Match[str]  # the ready line: host, port, scenario, events, accounts
+
+    @property
+    def host(self) -> str:
+        return self.ready["host"]
+
+    @property
+    def port(self) -> int:
+        return int(self.ready["port"])
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    def client(self, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)
+
     def connect(self, timeout: float = 10.0) -> socket.socket:
-        sock = socket.create_connection((self.host, self.port), timeout=timeout)
-        return sock
+        return socket.create_connection((self.host, self.port), timeout=timeout)
 
     def terminate(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
 
 
-def _env() -> dict[str, str]:
+def server_env(**overrides: str) -> dict[str, str]:
+    """The test's environment without any MOCK_SERVER_* variable of the caller's, plus `overrides`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
-    env.pop("PYTHONUNBUFFERED", None)
+    env.pop("PYTHONUNBUFFERED", None)  # the ready line must be flushed by the server itself
+    env.update(overrides)
     return env
+
+
+def server_command(*args: str) -> list[str]:
+    """`mock-server ARGS` as this interpreter runs it."""
+    return [sys.executable, "-m", "mock_server", *args]
+
+
+def spawn(*args: str, env: dict[str, str] | None = None, stdout: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    """`mock-server ARGS` started in the repository, with no input and the caller's MOCK_SERVER_* left out."""
+    return subprocess.Popen(
+        server_command(*args),
+        cwd=REPOSITORY,
+        env=env or server_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE if stdout is subprocess.PIPE else subprocess.DEVNULL,
+    )
+
+
+def read_line(proc: subprocess.Popen[bytes], deadline: float) -> str | None:
+    """One line of the child's stdout, or None when it closed stdout or the deadline passed."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buffer = b""
+    while not buffer.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return None
+        chunk = os.read(fd, 1)  # byte by byte: nothing past the line is consumed
+        if not chunk:
+            return None
+        buffer += chunk
+    return buffer.decode()
+
+
+def start(*args: str, env: dict[str, str] | None = None) -> LiveServer:
+    """`mock-server ARGS` up and ready (its ready line read), or an AssertionError with what it wrote."""
+    proc = spawn(*args, env=env)
+    line = read_line(proc, time.monotonic() + START_TIMEOUT)
+    if line is None:
+        proc.kill()
+        _, err = proc.communicate(timeout=EXIT_TIMEOUT)
+        raise AssertionError(f"no ready line within {START_TIMEOUT}s (exit {proc.returncode}): {err.decode()[-2000:]}")
+    match = READY.match(line.rstrip("\n"))
+    if match is None:
+        stop_process(proc)
+        raise AssertionError(f"not the ready line: {line!r}")
+    return LiveServer(proc, match)
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> tuple[str, str]:
+    """SIGTERM (a kill if it does not end in time), then what it wrote that was not read yet."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate(timeout=EXIT_TIMEOUT)
+    return (out or b"").decode(), (err or b"").decode()
 
 
 @contextmanager
 def live_server(*args: str, env: dict[str, str] | None = None) -> Iterator[LiveServer]:
     """`python -m mock_server --port 0 ARGS`, up and ready; terminated (then killed) however the block ends."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mock_server", "--port", "0", *args],
-        cwd=REPOSITORY,
-        env=env or _env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    server = start("--port", "0", *args, env=env)
     try:
-        assert proc.stdout is not None
-        line = b""
-        deadline = time.monotonic() + START_TIMEOUT
-        while not line.endswith(b"\n"):
-            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(proc.stdout.fileno(), 1) if ready else b""
-            if not chunk:
-                proc.kill()
-                _, err = proc.communicate(timeout=10)
-                raise AssertionError(f"no ready line (exit {proc.returncode}): {err.decode()[-2000:]}")
-            line += chunk
-        match = READY.match(line.decode())
-        assert match, line
-        yield LiveServer(proc, match["host"], int(match["port"]))
+        yield server
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate(timeout=10)
-        else:
-            proc.communicate(timeout=10)
+        stop_process(server.proc)
 
 
 def read_response(sock: socket.socket, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import event_creation
 from tests.default_scenario import CANCELED_EVENT, PAID_EVENT, PARTIALLY_PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
 from tests.helpers import assert_error
 
@@ -22,21 +23,8 @@ def lookup(client, key: str) -> dict[str, Any]:
 
 
 def new_event(**fields: Any) -> dict[str, Any]:
-    """A minimal valid creation body with fresh instalment keys."""
-    body: dict[str, Any] = {
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 100.0,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {"event_conciliation_key": str(uuid.uuid4()), "installment_key": str(uuid.uuid4())},
-            {"event_conciliation_key": str(uuid.uuid4()), "installment_key": str(uuid.uuid4())},
-        ],
-    }
-    body.update(fields)
-    return body
+    """A minimal valid creation body with two fresh instalments."""
+    return event_creation(instalments=2, **fields)
 
 
 # --- creation -------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.builders import recipient_path
+from tests.builders import event_creation, recipient_path
 from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 
 SHIPPED = {"default", "payments", "recipients", "empty"}
@@ -151,20 +151,7 @@ def _ids(client) -> list[str]:
         added = client.post(recipient_path(FULL_ACCOUNT), json={"document_number": document})
         assert added.status_code == 201
         ids.append(added.json()["recipient_id"])
-    event = {
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 10,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {
-                "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d41",
-                "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c12",
-            }
-        ],
-    }
+    event = event_creation(total_expected_amount=10)
     created = client.post("/__mock/events", json=event)
     assert created.status_code == 201
     ids.append(created.json()["extraordinary_event_conciliation_key"])

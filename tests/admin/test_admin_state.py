@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from mock_server.scenarios.loader import ScenarioLoader
+from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PARTIALLY_PAID_EVENT, PENDING_EVENT
 
 NEW_ACCOUNT = "7777-000001"
@@ -180,25 +181,9 @@ def test_state_yaml_loads_back_to_the_same_state(client, make_client, tmp_path):
     _series_of_public_calls(client)
     created = client.post(
         "/__mock/events",
-        json={
-            "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-            "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-            "amortization_type": "present_amount",
-            "total_expected_amount": 1000.1,
-            "total_discount_amount": 0.3,
-            "reference_date": "2026-11-01",
-            "due_date": "2026-11-30",
-            "event_conciliation_list": [
-                {
-                    "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d41",
-                    "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c12",
-                },
-                {
-                    "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d42",
-                    "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c13",
-                },
-            ],
-        },
+        json=event_creation(
+            instalments=2, amortization_type="present_amount", total_expected_amount=1000.1, total_discount_amount=0.3
+        ),
     )
     assert created.status_code == 201
     assert (

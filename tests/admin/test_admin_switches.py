@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.builders import REGISTER, registration
+from tests.builders import REGISTER, event_creation, registration
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
@@ -22,20 +22,7 @@ ADMIN_CALLS: list[tuple[str, str, Any]] = [
     (
         "POST",
         "/__mock/events",
-        {
-            "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-            "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-            "amortization_type": "early_amortization",
-            "total_expected_amount": 1,
-            "reference_date": "2026-11-01",
-            "due_date": "2026-11-30",
-            "event_conciliation_list": [
-                {
-                    "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d41",
-                    "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c12",
-                }
-            ],
-        },
+        event_creation(total_expected_amount=1),
     ),
     ("POST", f"/__mock/events/{PENDING_EVENT}/pay", None),
     ("POST", "/__mock/events/2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44/cancel", None),

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
@@ -93,20 +94,7 @@ def test_paying_with_a_year_0000_paid_at_is_a_400_and_the_event_stays_pending(cl
 
 @pytest.mark.parametrize("field", ["reference_date", "due_date"])
 def test_creating_an_event_dated_year_0000_is_a_400(client, field):
-    event = {
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 500,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {
-                "event_conciliation_key": "0c7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d41",
-                "installment_key": "4d8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c12",
-            }
-        ],
-    }
+    event = event_creation(total_expected_amount=500)
     event[field] = "0000-01-01"
     events_before = client.get("/__mock/state").json()["events"]
     assert_error(client.post("/__mock/events", json=event), 400, "invalid_request", [field])

@@ -12,7 +12,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.default_scenario import CANCELED_EVENT, PAID_EVENT, PARTIALLY_PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
+from tests.builders import event_creation
+from tests.default_scenario import (
+    CANCELED_EVENT,
+    PAID_EVENT,
+    PARTIALLY_PAID_EVENT,
+    PENDING_EVENT,
+    PENDING_EVENT_BODY,
+    UNKNOWN_EVENT,
+)
 
 PATH = "/event_conciliation/extraordinary_event/{key}"
 
@@ -70,33 +78,7 @@ def test_pending_event_exact_body(client: httpx.Client) -> None:
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
-    assert response.json() == {
-        "extraordinary_event_conciliation_key": PENDING_EVENT,
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 1500,
-        "total_discount_amount": 0,
-        "total_paid_amount": 0,
-        "status": "pending_conciliation",
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "paid_at": None,
-        "event_conciliation_list": [
-            {
-                "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40",
-                "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11",
-                "event_conciliation_status": "pending_conciliation",
-                "event_conciliation_type": "extraordinary_event",
-            },
-            {
-                "event_conciliation_key": "1c8f5e3b-0d2a-4b4c-9f6e-7a3b2d0c8e51",
-                "installment_key": "5d9b3f7a-2c4e-4a6b-8d8f-1e3c5a7b9d22",
-                "event_conciliation_status": "pending_conciliation",
-                "event_conciliation_type": "extraordinary_event",
-            },
-        ],
-    }
+    assert response.json() == PENDING_EVENT_BODY
 
 
 def test_partially_paid_event_stays_pending_with_amount_paid(client: httpx.Client) -> None:
@@ -244,22 +226,12 @@ def test_money_stays_exact_through_payments(client: httpx.Client) -> None:
     key = "11111111-1111-4111-8111-111111111111"
     created = client.post(
         "/__mock/events",
-        json={
-            "extraordinary_event_conciliation_key": key,
-            "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-            "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-            "amortization_type": "present_amount",
-            "total_expected_amount": 9999999999999.99,
-            "total_discount_amount": 0.01,
-            "reference_date": "2026-11-01",
-            "due_date": "2026-11-30",
-            "event_conciliation_list": [
-                {
-                    "event_conciliation_key": "21111111-1111-4111-8111-111111111111",
-                    "installment_key": "31111111-1111-4111-8111-111111111111",
-                }
-            ],
-        },
+        json=event_creation(
+            key=key,
+            amortization_type="present_amount",
+            total_expected_amount=9999999999999.99,
+            total_discount_amount=0.01,
+        ),
     )
     assert created.status_code == 201
     for amount in (0.1, 0.2):

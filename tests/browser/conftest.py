@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +22,14 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.live_server import start, stop_process
+
 if importlib.util.find_spec("playwright") is None:  # the `browser` extra is not installed: nothing to run here
     collect_ignore_glob = ["test_*.py"]
 else:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, ViewportSize, sync_playwright
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
 CLOCK = "2026-11-21T10:00:00-03:00"
 TOKEN = "browser-s3cret"
 # Where the screenshots go: build/screenshots, or docs/screenshots for the docs (SCREENSHOTS=docs/screenshots).
@@ -41,7 +41,7 @@ OPTIONAL_ENDPOINTS = ("/__mock/sessions",)
 @dataclass
 class Server:
     url: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[bytes]
     headers: dict[str, str] = field(default_factory=dict)
 
     def client(self, session: str = "default") -> httpx.Client:
@@ -50,28 +50,12 @@ class Server:
 
 def start_server(*options: str) -> Server:
     """`mock-server --port 0` as a user starts it, seeded and with its clock frozen: the same page every run."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mock_server", "--port", "0", "--seed", "1", "--clock", CLOCK, *options],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=REPOSITORY,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()  # the ready line, flushed once the socket accepts requests
-    match = READY.match(line)
-    if match is None:
-        process.kill()
-        raise RuntimeError(f"mock-server did not start: {line!r}")
-    return Server(match["url"], process)
+    running = start("--port", "0", "--seed", "1", "--clock", CLOCK, *options)
+    return Server(running.url, running.proc)
 
 
 def stop_server(server: Server) -> None:
-    server.process.terminate()
-    server.process.wait(timeout=10)
-    if server.process.stdout is not None:
-        server.process.stdout.close()
+    stop_process(server.process)
 
 
 @pytest.fixture(scope="session")

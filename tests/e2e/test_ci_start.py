@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.live_server import live_server, spawn
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 RECIPES = REPOSITORY / "docs" / "from-tests.md"  # the shell recipe, in "Shell, in CI"
 BIN = Path(sys.executable).parent  # the venv's bin: mock-server's console script lives beside the interpreter
 TIMEOUT = 60.0  # a test's own bound on a command; the commands' own timeouts are far below it
-READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
 
 
 def _env(**overrides: str) -> dict[str, str]:
@@ -43,26 +44,10 @@ def mock_server(
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[subprocess.Popen[str], str]]:
+def server() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A running `mock-server --port 0` and its URL; terminated afterwards."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mock_server", "--port", "0"],
-        env=_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = READY.match(line)
-        assert match, f"no ready line: {line!r}"
-        yield proc, match["url"]
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        proc.communicate(timeout=TIMEOUT)
+    with live_server() as running:
+        yield running.proc, running.url
 
 
 @pytest.fixture
@@ -136,7 +121,7 @@ def test_sigterm_finishes_and_ends_by_the_signal(server):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == -signal.SIGTERM  # a shell reports 143
-    assert "Traceback" not in err
+    assert b"Traceback" not in err
 
 
 def test_sigint_exits_130_without_a_traceback(server):
@@ -144,8 +129,8 @@ def test_sigint_exits_130_without_a_traceback(server):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 130
-    assert "Traceback" not in err
-    assert "KeyboardInterrupt" not in err
+    assert b"Traceback" not in err
+    assert b"KeyboardInterrupt" not in err
 
 
 def test_sigint_exits_130_when_the_shell_ignores_it():
@@ -235,12 +220,7 @@ def test_wait_is_bounded_when_the_server_never_answers(fake_http):
 def test_wait_stops_as_soon_as_the_server_process_is_gone(tmp_path):
     log = tmp_path / "mock.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mock_server", "--port", "0", "--scenario", "nope"],
-            env=_env(),
-            stdout=out,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = spawn("--port", "0", "--scenario", "nope", stdout=out)
     result = mock_server("wait", "--ready-file", str(log), "--pid", str(proc.pid), "--timeout", "50")
     proc.wait(timeout=TIMEOUT)
     assert result.returncode == 1
@@ -251,9 +231,7 @@ def test_wait_stops_as_soon_as_the_server_process_is_gone(tmp_path):
 def test_wait_reads_the_url_from_the_ready_file(tmp_path):
     log = tmp_path / "mock.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mock_server", "--port", "0"], env=_env(), stdout=out, stderr=subprocess.DEVNULL
-        )
+        proc = spawn("--port", "0", stdout=out)
     try:
         result = mock_server("wait", "--ready-file", str(log), "--pid", str(proc.pid), "--timeout", "30")
         assert result.returncode == 0, result.stderr

@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.default_scenario import PENDING_EVENT
+from tests.live_server import EXIT_TIMEOUT, REPOSITORY, server_command, server_env, start, stop_process
+from tests.live_server import LiveServer as Server
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-READY = re.compile(
-    r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+)"
-    r" \(scenario (?P<scenario>\S+): (?P<events>\d+) events, (?P<accounts>\d+) accounts\)$"
-)
 PROBLEM = re.compile(r"^(?P<file>.+):(?P<line>\d+):(?P<column>\d+): (?P<path>\S+): (?P<message>.+)$")
-START_TIMEOUT = 30.0
-EXIT_TIMEOUT = 30.0
-
-
-def _env(**overrides: str) -> dict[str, str]:
-    """The test's environment without any MOCK_SERVER_* variable of the caller's, plus `overrides`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
-    env.pop("PYTHONUNBUFFERED", None)  # the ready line must be flushed by the server itself
-    env.update(overrides)
-    return env
-
-
-def _command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mock_server", *args]
+_env = server_env
+_command = server_command
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,80 +32,26 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
-def _read_line(proc: subprocess.Popen[bytes], deadline: float) -> str | None:
-    """One line of the child's stdout, or None when it closed stdout or the deadline passed."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    buffer = b""
-    while not buffer.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return None
-        chunk = os.read(fd, 1)  # byte by byte: nothing past the line is consumed
-        if not chunk:
-            return None
-        buffer += chunk
-    return buffer.decode()
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen[bytes]
-    ready: re.Match[str]
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.ready['host']}:{self.ready['port']}"
-
-    def client(self, **kwargs: object) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 def serve() -> Iterator[Callable[..., Server]]:
     """Starts servers; every one is terminated, and waited for, however the test ends."""
-    started: list[subprocess.Popen[bytes]] = []
+    started: list[Server] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> Server:
-        proc = subprocess.Popen(
-            _command(*args),
-            cwd=REPOSITORY,
-            env=env or _env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        started.append(proc)
-        line = _read_line(proc, time.monotonic() + START_TIMEOUT)
-        if line is None:
-            proc.kill()
-            _, err = proc.communicate(timeout=EXIT_TIMEOUT)
-            pytest.fail(f"no ready line within {START_TIMEOUT}s (exit {proc.returncode}): {err.decode()[-2000:]}")
-        match = READY.match(line.rstrip("\n"))
-        assert match, f"not the ready line: {line!r}"
-        return Server(proc, match)
+    def start_one(*args: str, env: dict[str, str] | None = None) -> Server:
+        server = start(*args, env=env)
+        started.append(server)
+        return server
 
     try:
-        yield start
+        yield start_one
     finally:
-        for proc in started:
-            if proc.poll() is None:
-                proc.terminate()
-            try:
-                proc.communicate(timeout=EXIT_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate(timeout=EXIT_TIMEOUT)
+        for server in started:
+            stop_process(server.proc)
 
 
 def stop(server: Server) -> tuple[str, str]:
     """Terminate the server and return what it wrote after the ready line."""
-    server.proc.terminate()
-    out, err = server.proc.communicate(timeout=EXIT_TIMEOUT)
-    return out.decode(), err.decode()
+    return stop_process(server.proc)
 
 
 BROKEN_EVENT = """\

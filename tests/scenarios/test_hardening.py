@@ -14,6 +14,7 @@ from mock_server.scenarios import text as scenario_text
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
 from mock_server.scenarios.text import MAX_DEPTH, MAX_REPEATED_NODES
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT_BODY
 
 GOOD = """\
 description: good
@@ -22,20 +23,13 @@ accounts:
     registration_date: "2026-01-10T09:00:00-03:00"
     limit: {pix: {withdraw: [{start_time: "06:00:00-03:00", amount: 1}]}}
 """
+# The default scenario's pending event as a scenario file writes it at the least: defaults left out, one instalment.
 EVENT = {
-    "extraordinary_event_conciliation_key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
-    "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-    "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-    "amortization_type": "early_amortization",
-    "total_expected_amount": 1500,
-    "reference_date": "2026-11-01",
-    "due_date": "2026-11-30",
-    "paid_at": None,
+    **{
+        k: v for k, v in PENDING_EVENT_BODY.items() if k not in ("total_discount_amount", "total_paid_amount", "status")
+    },
     "event_conciliation_list": [
-        {
-            "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40",
-            "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11",
-        }
+        {k: PENDING_EVENT_BODY["event_conciliation_list"][0][k] for k in ("event_conciliation_key", "installment_key")}
     ],
 }
 
