@@ -16,6 +16,7 @@ httpx are imported when a test first asks for `pix_mock`.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import os
@@ -182,13 +183,17 @@ class _InProcessServer:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the in-process mock server did not start")
-            time.sleep(0.01)
+            time.sleep(0.001)
         port = self._server.servers[0].sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = False) -> None:
+        """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
+        for about 0.2 s (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs, and the
+        daemon thread ends by itself, or with the process."""
         self._server.should_exit = True
-        self._thread.join(timeout=10)
+        if wait:
+            self._thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -224,14 +229,20 @@ class PixMock:
     def __init__(
         self, server_url: str, name: str, token: str | None, *, transport: httpx.BaseTransport | None = None
     ) -> None:
-        import httpx
-
         self.name = name
         self.server_url = server_url
         self.url = f"{server_url}/__session/{name}"
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client: httpx.Client = httpx.Client(base_url=self.url, headers=headers, timeout=30.0, transport=transport)
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._transport = transport
+
+    @functools.cached_property
+    def client(self) -> httpx.Client:
+        """An httpx.Client on `url`, the admin token sent when there is one; made when first used (a test that
+        only hands `url` to the code under test never pays for one)."""
+        import httpx
+
+        return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self._transport)
 
     def _admin(
         self, method: str, path: str, body: Any = None, expect: int = 200, *, yaml_text: str | None = None
@@ -438,7 +449,9 @@ class PixMock:
         return result
 
     def close(self) -> None:
-        self.client.close()
+        client: httpx.Client | None = self.__dict__.pop("client", None)
+        if client is not None:
+            client.close()
 
 
 def _refusal(method: str, url: str, status: int, text: str) -> MockServerError:
