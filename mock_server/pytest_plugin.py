@@ -118,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(scenario=None, clock=None, seed=None): start this test's pix_mock session on this scenario, "
         "with its clock frozen at `clock` and its ids seeded with `seed`",
     )
+    _switch(config, "keep_failed")  # a MOCK_SERVER_KEEP_FAILED that is neither yes nor no stops the run here
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -223,8 +224,9 @@ _COUNTER = iter(range(1, 1 << 62))
 class PixMock:
     """One test's session on the mock server: `.url` for the code under test, `.client` and helpers for the test.
 
-    `transport`: the connection pool `.client` sends through (the fixture's is the run's, shared by every test);
-    without one, `.client` has a pool of its own."""
+    `transport`: the connection pool `.client` sends through. The fixture's is the run's, shared by every test
+    (hand it to the code under test's own httpx.Client(transport=...) to spare it a pool and an SSL context; its
+    close() does nothing); without one, `.client` has a pool of its own."""
 
     def __init__(
         self, server_url: str, name: str, token: str | None, *, transport: httpx.BaseTransport | None = None
@@ -233,8 +235,8 @@ class PixMock:
         self.server_url = server_url
         self.url = f"{server_url}/__session/{name}"
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
+        self.transport = transport
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._transport = transport
 
     @functools.cached_property
     def client(self) -> httpx.Client:
@@ -242,7 +244,7 @@ class PixMock:
         only hands `url` to the code under test never pays for one)."""
         import httpx
 
-        return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self._transport)
+        return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self.transport)
 
     def _admin(
         self, method: str, path: str, body: Any = None, expect: int = 200, *, yaml_text: str | None = None
