@@ -197,6 +197,9 @@ class _InProcessServer:
             self._thread.join(timeout=10)
 
 
+_IN_PROCESS = pytest.StashKey[str]()  # on the config: the URL of the server started in this process, if one was
+
+
 @pytest.fixture(scope="session")
 def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The base URL of this process's mock server: the external one, or one started in-process."""
@@ -205,6 +208,7 @@ def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
         yield url.rstrip("/")
         return
     server = _InProcessServer(request.config)
+    request.config.stash[_IN_PROCESS] = server.url
     try:
         yield server.url
     finally:
@@ -566,7 +570,7 @@ class _Run:
         import httpx
 
         self.server_url = server_url
-        self.external = _setting(config, "url") is not None
+        self.in_process = config.stash.get(_IN_PROCESS, None) == server_url
         self.scenario = _setting(config, "scenario")
         self.clock = _setting(config, "clock")
         self.seed = _setting(config, "seed")
@@ -614,7 +618,7 @@ class _Run:
             raise _refusal("DELETE", f"{self.server_url}{path}", status, text)
 
     def kept_text(self, mock: PixMock) -> str:
-        until = "" if self.external else " (in-process: until this pytest process ends)"
+        until = " (in-process: until this pytest process ends)" if self.in_process else ""
         return (
             f"session {mock.name} is kept on {self.server_url}{until}, for --mock-server-keep-failed: its URL is "
             f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)}"
