@@ -23,10 +23,10 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import pytest
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import httpx
     import uvicorn
 
+_T = TypeVar("_T")
 GROUP = "mock-server"
 MARKER = "mock_server"
 START_TIMEOUT = 60.0  # seconds for the in-process server to accept connections
@@ -185,8 +186,48 @@ class _InProcessServer:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the in-process mock server did not start")
             time.sleep(0.001)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
+        server = self._server.servers[0]
+        port = server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
+        self._loop = server.get_loop()
+
+    def in_loop(self, work: Callable[[], _T]) -> _T:
+        """`work()` run in the server's event loop, the one thread that touches its sessions (a request may be
+        under way in it); its result, or its exception, in the caller's thread."""
+        from concurrent.futures import Future
+
+        done: Future[_T] = Future()
+
+        def run() -> None:
+            try:
+                done.set_result(work())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self._loop.call_soon_threadsafe(run)
+        return done.result(timeout=START_TIMEOUT)
+
+    def create_session(self, name: str, scenario: str | None, seed: int | None) -> bool:
+        """What POST /__mock/sessions does (session_admin.create_session), without HTTP: the session `name`, made
+        explicitly on `scenario` with ids seeded by `seed`; False when one of that name exists. A scenario not
+        found raises the server's own error (its status, code and message)."""
+        sessions = self.app.state.sessions
+
+        def make() -> bool:
+            found = sessions.scenario(scenario) if scenario is not None else None
+            session = sessions.create(name, found)
+            if session is None:
+                return False
+            if seed is not None:
+                session.ids.reseed(seed)
+            return True
+
+        return self.in_loop(make)
+
+    def delete_session(self, name: str) -> bool:
+        """What DELETE /__mock/sessions/NAME does, without HTTP; False when there was no such session."""
+        sessions = self.app.state.sessions
+        return self.in_loop(lambda: bool(sessions.delete(name)))
 
     def stop(self, wait: bool = False) -> None:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
@@ -197,7 +238,7 @@ class _InProcessServer:
             self._thread.join(timeout=10)
 
 
-_IN_PROCESS = pytest.StashKey[str]()  # on the config: the URL of the server started in this process, if one was
+_IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did
 
 
 @pytest.fixture(scope="session")
@@ -208,7 +249,7 @@ def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
         yield url.rstrip("/")
         return
     server = _InProcessServer(request.config)
-    request.config.stash[_IN_PROCESS] = server.url
+    request.config.stash[_IN_PROCESS] = server
     try:
         yield server.url
     finally:
@@ -228,9 +269,7 @@ _COUNTER = iter(range(1, 1 << 62))
 class PixMock:
     """One test's session on the mock server: `.url` for the code under test, `.client` and helpers for the test.
 
-    `transport`: the connection pool `.client` sends through. The fixture's is the run's, shared by every test
-    (hand it to the code under test's own httpx.Client(transport=...) to spare it a pool and an SSL context; its
-    close() does nothing); without one, `.client` has a pool of its own."""
+    `transport`: the connection pool `.client` sends through; without one, `.client` has a pool of its own."""
 
     def __init__(
         self, server_url: str, name: str, token: str | None, *, transport: httpx.BaseTransport | None = None
@@ -239,8 +278,16 @@ class PixMock:
         self.server_url = server_url
         self.url = f"{server_url}/__session/{name}"
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
-        self.transport = transport
+        self._transport = transport
+        self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    @property
+    def transport(self) -> httpx.BaseTransport | None:
+        """The connection pool `.client` sends through. The fixture's is the run's: the same object for every
+        test, built when a test first needs it. Hand it to the code under test's own
+        `httpx.Client(transport=...)` to spare it a pool and an SSL context (its close() does nothing)."""
+        return self._run.transport if self._run is not None else self._transport
 
     @functools.cached_property
     def client(self) -> httpx.Client:
@@ -492,12 +539,12 @@ def _shared(pool: httpx.BaseTransport) -> httpx.BaseTransport:
 
 
 class _Lifecycle:
-    """The two calls every test makes, POST /__mock/sessions and DELETE /__mock/sessions/NAME, on one kept-alive
-    connection of the standard library's http.client: a call costs this process a fifth of what it costs through
-    httpx. Through `fallback` (the run's httpx client) when the server's URL is https or the environment names a
-    proxy for it, so that TLS settings and proxies stay httpx's."""
+    """POST /__mock/sessions and DELETE /__mock/sessions/NAME over HTTP, for a server in another process: on one
+    kept-alive connection of the standard library's http.client, which costs this process a fifth of what a call
+    through httpx does. Through `fallback()` (an httpx client of the run) when the server's URL is https or the
+    environment names a proxy for it, so that TLS settings and proxies stay httpx's."""
 
-    def __init__(self, server_url: str, headers: dict[str, str], fallback: httpx.Client) -> None:
+    def __init__(self, server_url: str, headers: dict[str, str], fallback: Callable[[], httpx.Client]) -> None:
         from urllib.parse import urlsplit
         from urllib.request import getproxies_environment, proxy_bypass
 
@@ -516,7 +563,7 @@ class _Lifecycle:
         """(status, text of the answer, whether the request was sent twice: the kept-alive connection had been
         closed by the server)."""
         if not self._direct:
-            answer = self._fallback.request(method, path, json=body)
+            answer = self._fallback().request(method, path, json=body)
             return answer.status_code, answer.text, False
         payload = None if body is None else json.dumps(body).encode()
         headers = self._headers if payload is None else {**self._headers, "Content-Type": "application/json"}
@@ -560,27 +607,51 @@ class _Lifecycle:
             self._connection = None
 
 
+SEED_MAX = (1 << 63) - 1  # the admin spec's bound of a session's seed
+
+
 class _Run:
-    """What a pytest process does once for all its `pix_mock` sessions: the options, read; one connection pool
-    (and its SSL context, which is most of what building an httpx.Client costs) under every test's client; and
-    the connection that makes the sessions (POST /__mock/sessions) and deletes them (DELETE
-    /__mock/sessions/NAME)."""
+    """What a pytest process does once for all its `pix_mock` sessions: the options, read; the way it makes each
+    test's session and deletes it (in the in-process server's event loop, or POST /__mock/sessions and DELETE
+    /__mock/sessions/NAME to another server); and one connection pool under every test's client, built when
+    first needed (its SSL context is most of what an httpx.Client costs)."""
 
     def __init__(self, config: pytest.Config, server_url: str) -> None:
-        import httpx
-
         self.server_url = server_url
-        self.in_process = config.stash.get(_IN_PROCESS, None) == server_url
+        server = config.stash.get(_IN_PROCESS, None)
+        self._local = server if server is not None and server.url == server_url else None
+        self.in_process = self._local is not None
         self.scenario = _setting(config, "scenario")
         self.clock = _setting(config, "clock")
         self.seed = _setting(config, "seed")
         self.token = _setting(config, "admin_token")
         self.keep_failed = _switch(config, "keep_failed")
-        self._pool = httpx.HTTPTransport()
-        self.transport = _shared(self._pool)
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        self.client = httpx.Client(base_url=server_url, headers=headers, timeout=30.0, transport=self.transport)
-        self._lifecycle = _Lifecycle(server_url, headers, self.client)
+        self._headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        self._lock = threading.Lock()
+        self._pool: httpx.HTTPTransport | None = None
+        self._transport: httpx.BaseTransport | None = None
+
+    @property
+    def transport(self) -> httpx.BaseTransport:
+        """The run's pool behind a transport whose close() does nothing, built on first use."""
+        with self._lock:
+            if self._transport is None:
+                import httpx
+
+                self._pool = httpx.HTTPTransport()
+                self._transport = _shared(self._pool)
+            return self._transport
+
+    @functools.cached_property
+    def _lifecycle(self) -> _Lifecycle:
+        return _Lifecycle(self.server_url, self._headers, lambda: self.client)
+
+    @functools.cached_property
+    def client(self) -> httpx.Client:
+        """An httpx client on the server, over the run's pool: the lifecycle calls' way through TLS or a proxy."""
+        import httpx
+
+        return httpx.Client(base_url=self.server_url, headers=self._headers, timeout=30.0, transport=self.transport)
 
     def _call(self, method: str, path: str, body: Any = None) -> tuple[int, str, bool]:
         try:
@@ -592,18 +663,36 @@ class _Run:
 
     def open(self, scenario: str | None, seed: int | None) -> PixMock:
         """A new session, made explicitly on `scenario` (None: the server's) with ids seeded by `seed` (None: the
-        server's --seed, if any)."""
+        server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
+        that the server's own validation answers."""
         __tracebackhide__ = True
         name = _session_name()
-        body: dict[str, Any] = {"name": name}
-        if scenario is not None:
-            body["scenario"] = scenario
-        if seed is not None:
-            body["seed"] = seed
-        status, text, again = self._call("POST", "/__mock/sessions", body)
-        if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
-            raise _refusal("POST", f"{self.server_url}/__mock/sessions", status, text)
-        return PixMock(self.server_url, name, self.token, transport=self.transport)
+        url = f"{self.server_url}/__mock/sessions"
+        plain = scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
+        if self._local is not None and plain:
+            try:
+                made = self._local.create_session(name, scenario, seed)
+            except Exception as exc:  # the server's ApiError (scenario_not_found) carries its answer
+                status, code = getattr(exc, "status", None), getattr(exc, "code", None)
+                if not isinstance(status, int) or not isinstance(code, str):
+                    raise
+                error = {"code": code, "message": getattr(exc, "message", str(exc))}
+                raise _refusal("POST", url, status, json.dumps(error)) from None
+            if not made:
+                error = {"code": "session_already_exists", "message": f"Session {name!r} exists already."}
+                raise _refusal("POST", url, 409, json.dumps(error))
+        else:
+            body: dict[str, Any] = {"name": name}
+            if scenario is not None:
+                body["scenario"] = scenario
+            if seed is not None:
+                body["seed"] = seed
+            status, text, again = self._call("POST", "/__mock/sessions", body)
+            if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
+                raise _refusal("POST", url, status, text)
+        mock = PixMock(self.server_url, name, self.token)
+        mock._run = self
+        return mock
 
     def finish(self, mock: PixMock, failed: bool) -> None:
         """Delete the test's session, unless it failed and keeping was asked for."""
@@ -611,6 +700,9 @@ class _Run:
         mock.close()
         if failed and self.keep_failed:
             mock.kept = True
+            return
+        if self._local is not None:
+            self._local.delete_session(mock.name)  # False: the test deleted it itself
             return
         path = f"/__mock/sessions/{_segment(mock.name)}"
         status, text, _ = self._call("DELETE", path)
@@ -625,9 +717,14 @@ class _Run:
         )
 
     def close(self) -> None:
-        self._lifecycle.close()
-        self.client.close()
-        self._pool.close()
+        lifecycle: _Lifecycle | None = self.__dict__.pop("_lifecycle", None)
+        if lifecycle is not None:
+            lifecycle.close()
+        client: httpx.Client | None = self.__dict__.pop("client", None)
+        if client is not None:
+            client.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 _RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
