@@ -1,6 +1,7 @@
 """The `pix_mock` fixture's sessions and connections, seen as an integrator sees them: pytester writes a test
 project and runs pytest on it in a subprocess (the plugin from the installed package's `pytest11` entry point),
-against a real `mock-server` (tests/live_server.py) whose session list is read after the run.
+against a real `mock-server` (tests/live_server.py) whose session list is read after the run, or on the plugin's
+in-process server, where the sessions are made and deleted in the server's event loop rather than over HTTP.
 
 Each test's session is made for it and deleted after it, passed or failed; a failed test's is kept, and named in
 its report, when --mock-server-keep-failed (or its ini and environment twins) asks. Every test's client shares
@@ -202,3 +203,59 @@ def test_the_server_closing_idle_connections_between_tests_is_no_error(project):
         result = project.runpytest_subprocess("--mock-server-url", running.url)
         result.assert_outcomes(passed=3)
         assert [n for n in names(running) if n.startswith("pytest-")] == []
+
+
+IN_PROCESS_MANY = """
+import httpx
+import pytest
+
+@pytest.mark.parametrize("n", range(30))
+def test_many(pix_mock, n):
+    pix_mock.cancel("9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11")
+
+def test_fails(pix_mock):
+    assert False
+
+def test_last(pix_mock):  # the in-process server, as the run ends: only this test's session is left
+    listing = httpx.get(pix_mock.server_url + "/__mock/sessions").json()
+    assert [s["name"] for s in listing["sessions"]] == [pix_mock.name]
+    assert listing["sessions"][0]["explicit"] is True
+"""
+
+
+def test_in_process_every_session_is_deleted_after_its_test(project):
+    project.makepyfile(test_many=IN_PROCESS_MANY)
+    project.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=31, failed=1)
+
+
+REFUSED = """
+import pytest
+
+@pytest.mark.mock_server(scenario="nope")
+def test_no_such_scenario(pix_mock):
+    pass
+
+@pytest.mark.mock_server(seed=-1)
+def test_a_negative_seed(pix_mock):
+    pass
+"""
+
+
+@pytest.mark.parametrize("where", ["in-process", "external"])
+def test_a_session_the_server_refuses_to_make_is_a_setup_error_naming_why(project, request, where):
+    project.makepyfile(test_refused=REFUSED)
+    options = ["--mock-server-url", request.getfixturevalue("server").url] if where == "external" else []
+    result = project.runpytest_subprocess(*options)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 404 scenario_not_found: "
+            "No scenario named 'nope'.",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 400 invalid_request: *",
+            "E   *  seed: must be at least 0 (got -1)",
+        ]
+    )
