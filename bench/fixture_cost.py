@@ -298,8 +298,11 @@ def fixture_section(cost: FixtureCost, made_by: str | None = None) -> list[str]:
         "rotated order; medians over the rounds. *In a test* is the medians of setup, call and teardown over "
         "the baseline's (the test's own GET included); *once a run* is the rest (the in-process server's or "
         f"werkzeug's start and stop, imports the baseline does not do). *Other load* is the share of core 0 that "
-        "other processes took during the run: high when the run sleeps and leaves them the core (pytest-httpserver's "
-        f"stop waits for werkzeug's 0.5 s poll), noise when it does not. Tools: {versions} (a virtual "
+        "other processes took during the run: high when the run sleeps and leaves them the core, noise when it "
+        "does not. pytest-httpserver's stop waits out werkzeug's `serve_forever` poll (0.5 s) in most runs and not "
+        "in some: its rounds fall near two values, 0.5 s apart over the run, and the median is the more frequent. "
+        "pix_mock's in-process server is told to stop and not waited for (its thread ends by itself or with the "
+        f"process). Tools: {versions} (a virtual "
         f"environment of the benchmark's own, `bench/.tools/fixture-venv`).\n",
     ]
     if cost.problem:
