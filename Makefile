@@ -8,7 +8,7 @@ PORT ?= 8000
 SEED ?= 1
 
 
-.PHONY: install run test test-e2e lint docs fuzz bench bench-anchors cluster-test clean interop example image-test test-browser screenshots soak
+.PHONY: install run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ bench: $(STAMP)
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
 	$(BIN)/python -m bench.run --anchors --command "make bench-anchors"
+
+## make bench-fixture: only what the pix_mock fixture costs a test, against pytest-httpserver and respx (installed
+## into bench/.tools/fixture-venv, never .venv): its section of BENCHMARKS.md is replaced, the rest kept. Not CI.
+bench-fixture: $(STAMP)
+	$(BIN)/python -m bench.fixture_cost --command "make bench-fixture"
 
 ## make example: the sample integrator project's tests against the mock, three ways (in-process, -n 2, external)
 example: $(STAMP)

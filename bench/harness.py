@@ -349,6 +349,22 @@ class Harness:
             if memory is not None:
                 memory.stop()
 
+    def run_pinned(
+        self, core: str, argv: Sequence[str], timeout: float, **popen: Any
+    ) -> tuple[subprocess.CompletedProcess[str], float]:
+        """Run a bounded command to its end on `core`, at the harness's priority, in a session of its own: its
+        result (output as text) and its wall time in seconds, launch to exit."""
+        started = time.perf_counter()
+        process = self._start(
+            self.pinned(core, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
+        )
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+            seconds = time.perf_counter() - started
+        finally:
+            self.stop(process)
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), seconds
+
     @contextlib.contextmanager
     def running(self, spec: ServerSpec, timeout: float | None = None, every_core: bool = False) -> Iterator[Running]:
         server = self.launch(spec, timeout, every_core=every_core)

@@ -16,6 +16,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench.cluster_bench import ClusterRow, cluster_section
+from bench.fixture_cost import FixtureCost, fixture_section
 from bench.harness import CLIENT_CORE, ROOT, SERVER_CORE
 from bench.load_stages import STAGES
 from bench.sections import Load, LoadStages, ScaleRow, ServerRow, SessionsResult, Startup
@@ -49,6 +50,7 @@ class Results:
     scale: list[ScaleRow] = field(default_factory=list)
     cluster: list[ClusterRow] = field(default_factory=list)
     load_stages: LoadStages | None = None
+    fixture: FixtureCost | None = None
 
     def row(self, label: str) -> ServerRow | None:
         return next((r for r in self.servers if r.label == label), None)
@@ -407,6 +409,8 @@ def render(results: Results, info: RunInfo) -> str:
         out += load_stages_section(results.load_stages, results.scale)
     if results.cluster:
         out += cluster_section(results.cluster, info.load)
+    if results.fixture is not None:
+        out += fixture_section(results.fixture)
     out += targets_section(results, info)
     out.append(
         "How to run: `make bench` (up to about 14 minutes, see `--time-budget`; installs wrk with apt-get if "

@@ -5,7 +5,8 @@ thread, 32 connections), and writes BENCHMARKS.md: throughput and latency of the
 limit change and the recipient add for the mock in its default and a quiet configuration and for a bare
 Starlette app serving the same JSON, all from one run so the ratios cancel the machine's noise; with
 `--anchors` also Prism and WireMock on the same routes. Then start-up time and RSS, the memory of 256 busy
-sessions, and scenarios of 1k..1M generated events (load time, RSS, lookup latency).
+sessions, scenarios of 1k..1M generated events (load time, RSS, lookup latency), and what the `pix_mock`
+fixture costs a test against pytest-httpserver and respx (bench/fixture_cost.py).
 
 Everything it starts it stops (bounded wrk runs, servers stopped when the harness closes); the whole run
 keeps to `--time-budget` seconds, skipping a scale step that would not fit (and saying so in the report).
@@ -26,18 +27,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.cluster_bench import bench_cluster
+from bench.fixture_cost import bench_fixture_cost
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
 from bench.report import Results, RunInfo, git_revision, render
 from bench.sections import Load, bench_load_stages, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
-SECTIONS = ("throughput", "startup", "sessions", "scale", "cluster")
+SECTIONS = ("throughput", "startup", "sessions", "scale", "cluster", "fixture")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--sections", default=",".join(SECTIONS), help="which parts to run (comma-separated; default all four)"
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"which parts to run (comma-separated; default all: {', '.join(SECTIONS)})",
     )
     parser.add_argument("--anchors", action="store_true", help="also Prism and WireMock (npm, under bench/.tools/)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of load per measured row (default 10)")
@@ -66,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
         help="then up to this long more, until every session's journal is full (0: skip)",
     )
     parser.add_argument("--startup-runs", type=int, default=5)
+    parser.add_argument(
+        "--fixture-tests", type=int, default=300, help="tests in the fixture-cost file (bench/fixture_cost.py)"
+    )
+    parser.add_argument("--fixture-rounds", type=int, default=10, help="measured rounds of the fixture cost")
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -154,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.sessions = bench_sessions(
                 harness, args.sessions_seconds, args.connections, args.sessions_cap_seconds
             )
+        if "fixture" in sections:
+            results.fixture = bench_fixture_cost(harness, args.fixture_tests, args.fixture_rounds)
         if "cluster" in sections:  # before the scale steps, which take whatever time the budget has left
             results.cluster = bench_cluster(harness, load)
         if "scale" in sections:

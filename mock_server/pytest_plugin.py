@@ -16,15 +16,17 @@ httpx are imported when a test first asks for `pix_mock`.
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import os
 import secrets
 import threading
 import time
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import pytest
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     import httpx
     import uvicorn
 
+_T = TypeVar("_T")
 GROUP = "mock-server"
 MARKER = "mock_server"
 START_TIMEOUT = 60.0  # seconds for the in-process server to accept connections
@@ -43,6 +46,7 @@ JOURNAL_SHOWN = 50  # the last N journal entries attached to a failed test's rep
 class _Option:
     name: str  # --mock-server-NAME, ini mock_server_NAME, MOCK_SERVER_NAME
     help: str
+    switch: bool = False  # a flag without a value (ini: true/false; environment: 1/true/yes/on or 0/false/no/off)
 
     @property
     def flag(self) -> str:
@@ -64,16 +68,27 @@ OPTIONS = (
     _Option("seed", "seed of generated ids in every test's session (default: random)"),
     _Option("clock", "instant every test's session clock is frozen at (ISO 8601 with offset; default: real time)"),
     _Option("admin_token", "admin token to send (and, in-process, to require)"),
+    _Option(
+        "keep_failed",
+        "keep a failed test's session on the server, named in its report, instead of deleting it",
+        switch=True,
+    ),
 )
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "mock server of the PIX limits interface (pix_mock fixture)")
     for option in OPTIONS:
-        group.addoption(
-            option.flag, dest=option.ini, default=None, help=f"{option.help}; ini {option.ini}, env {option.env}"
-        )
-        parser.addini(option.ini, f"{option.help} (--mock-server-... and {option.env} win)", default=None)
+        help = f"{option.help}; ini {option.ini}, env {option.env}"
+        ini_help = f"{option.help} (--mock-server-... and {option.env} win)"
+        if option.switch:
+            group.addoption(option.flag, dest=option.ini, action="store_true", default=None, help=help)
+            parser.addini(option.ini, ini_help, type="bool", default=None)
+        else:
+            group.addoption(option.flag, dest=option.ini, default=None, help=help)
+            parser.addini(option.ini, ini_help, default=None)
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:
@@ -85,19 +100,34 @@ def _setting(config: pytest.Config, name: str) -> str | None:
     return str(given) if given is not None else None
 
 
+def _switch(config: pytest.Config, name: str) -> bool:
+    """A switch: its flag, else its environment variable (1/true/yes/on, 0/false/no/off), else the ini file."""
+    option = next(o for o in OPTIONS if o.name == name)
+    if config.getoption(option.ini):
+        return True
+    text = os.environ.get(option.env)
+    if text is None:
+        return bool(config.getini(option.ini))
+    if text.strip().lower() in _TRUE + _FALSE:
+        return text.strip().lower() in _TRUE
+    raise pytest.UsageError(f"{option.env}={text!r}: give one of {', '.join(repr(v) for v in _TRUE + _FALSE[1:])}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(scenario=None, clock=None, seed=None): start this test's pix_mock session on this scenario, "
         "with its clock frozen at `clock` and its ids seeded with `seed`",
     )
+    _switch(config, "keep_failed")  # a MOCK_SERVER_KEEP_FAILED that is neither yes nor no stops the run here
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     url = _setting(config, "url")
     where = f"external {url}" if url else "in-process (uvicorn on 127.0.0.1, a free port, started on first use)"
     scenario = _setting(config, "scenario") or "the server's default"
-    return f"mock-server: {where}; scenario {scenario}"
+    kept = "; a failed test's session is kept" if _switch(config, "keep_failed") else ""
+    return f"mock-server: {where}; scenario {scenario}{kept}"
 
 
 class MockServerError(AssertionError):
@@ -155,13 +185,50 @@ class _InProcessServer:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the in-process mock server did not start")
-            time.sleep(0.01)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
+            time.sleep(0.001)
+        server = self._server.servers[0]
+        port = server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
+        self._loop = server.get_loop()
 
-    def stop(self) -> None:
+    def in_loop(self, work: Callable[[], _T]) -> _T:
+        """`work()` run in the server's event loop, the one thread that touches its sessions (a request may be
+        under way in it); its result, or its exception, in the caller's thread."""
+        from concurrent.futures import Future
+
+        done: Future[_T] = Future()
+
+        def run() -> None:
+            try:
+                done.set_result(work())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self._loop.call_soon_threadsafe(run)
+        return done.result(timeout=START_TIMEOUT)
+
+    def create_session(self, name: str, scenario: str | None, seed: int | None) -> bool:
+        """What POST /__mock/sessions does (the same `Sessions.make`), without HTTP: the session `name`, made
+        explicitly on `scenario` with ids seeded by `seed`; False when one of that name exists. A scenario not
+        found raises the server's own error (its status, code and message)."""
+        sessions = self.app.state.sessions
+        return self.in_loop(lambda: sessions.make(name, scenario, seed) is not None)
+
+    def delete_session(self, name: str) -> bool:
+        """What DELETE /__mock/sessions/NAME does, without HTTP; False when there was no such session."""
+        sessions = self.app.state.sessions
+        return self.in_loop(lambda: bool(sessions.delete(name)))
+
+    def stop(self, wait: bool = False) -> None:
+        """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
+        for about 0.2 s (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs, and the
+        daemon thread ends by itself, or with the process."""
         self._server.should_exit = True
-        self._thread.join(timeout=10)
+        if wait:
+            self._thread.join(timeout=10)
+
+
+_IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did
 
 
 @pytest.fixture(scope="session")
@@ -172,6 +239,7 @@ def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
         yield url.rstrip("/")
         return
     server = _InProcessServer(request.config)
+    request.config.stash[_IN_PROCESS] = server
     try:
         yield server.url
     finally:
@@ -189,16 +257,35 @@ _COUNTER = iter(range(1, 1 << 62))
 
 
 class PixMock:
-    """One test's session on the mock server: `.url` for the code under test, `.client` and helpers for the test."""
+    """One test's session on the mock server: `.url` for the code under test, `.client` and helpers for the test.
 
-    def __init__(self, server_url: str, name: str, token: str | None) -> None:
-        import httpx
+    `transport`: the connection pool `.client` sends through; without one, `.client` has a pool of its own."""
 
+    def __init__(
+        self, server_url: str, name: str, token: str | None, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.name = name
         self.server_url = server_url
         self.url = f"{server_url}/__session/{name}"
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client: httpx.Client = httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
+        self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
+        self._transport = transport
+        self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    @property
+    def transport(self) -> httpx.BaseTransport | None:
+        """The connection pool `.client` sends through. The fixture's is the run's: the same object for every
+        test, built when a test first needs it. Hand it to the code under test's own
+        `httpx.Client(transport=...)` to spare it a pool and an SSL context (its close() does nothing)."""
+        return self._run.transport if self._run is not None else self._transport
+
+    @functools.cached_property
+    def client(self) -> httpx.Client:
+        """An httpx.Client on `url`, the admin token sent when there is one; made when first used (a test that
+        only hands `url` to the code under test never pays for one)."""
+        import httpx
+
+        return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self.transport)
 
     def _admin(
         self, method: str, path: str, body: Any = None, expect: int = 200, *, yaml_text: str | None = None
@@ -219,19 +306,7 @@ class PixMock:
         return self.client.request(method, f"/__mock{path}", json=body)
 
     def _refusal(self, method: str, path: str, response: httpx.Response) -> MockServerError:
-        """The error for a refused admin call: the status, the contract's code and message, then each detail as
-        `field: message`, so a bad argument is named in the test's output."""
-        try:
-            error = response.json()
-        except ValueError:
-            error = None
-        head = f"{method} {self.url}/__mock{path} answered {response.status_code}"
-        if not isinstance(error, dict) or "code" not in error:
-            return MockServerError(f"{head}: {response.text}", response.status_code, response.text)
-        lines = [f"{head} {error['code']}: {error.get('message', '')}"]
-        for detail in error.get("details") or []:
-            lines.append(f"    {detail.get('field') or '(the body)'}: {detail.get('message', '')}")
-        return MockServerError("\n".join(lines), response.status_code, error)
+        return _refusal(method, f"{self.url}/__mock{path}", response.status_code, response.text)
 
     def reset(self, scenario: str | None = None, seed: int | None = None, *, reseed: bool = False) -> dict[str, Any]:
         """Back to the scenario's seed (switching to `scenario` when given): empty journal, no faults, real
@@ -417,38 +492,275 @@ class PixMock:
         return result
 
     def close(self) -> None:
-        self.client.close()
+        client: httpx.Client | None = self.__dict__.pop("client", None)
+        if client is not None:
+            client.close()
 
 
-_SESSION = pytest.StashKey["PixMock"]()  # the test's PixMock, for its report
+def _refusal(method: str, url: str, status: int, text: str) -> MockServerError:
+    """The error for a refused admin call: the status, the contract's code and message, then each detail as
+    `field: message`, so a bad argument is named in the test's output."""
+    try:
+        error = json.loads(text)
+    except ValueError:
+        error = None
+    head = f"{method} {url} answered {status}"
+    if not isinstance(error, dict) or "code" not in error:
+        return MockServerError(f"{head}: {text}", status, text)
+    lines = [f"{head} {error['code']}: {error.get('message', '')}"]
+    for detail in error.get("details") or []:
+        lines.append(f"    {detail.get('field') or '(the body)'}: {detail.get('message', '')}")
+    return MockServerError("\n".join(lines), status, error)
+
+
+def _shared(pool: httpx.BaseTransport) -> httpx.BaseTransport:
+    """`pool` behind a transport whose close() does nothing: a test that closes its `pix_mock.client` (or uses it
+    in a `with`) leaves the run's pool open for the next test."""
+    import httpx
+
+    class SharedTransport(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return pool.handle_request(request)
+
+        def close(self) -> None:
+            pass
+
+    return SharedTransport()
+
+
+class _Lifecycle:
+    """POST /__mock/sessions and DELETE /__mock/sessions/NAME over HTTP, for a server in another process: on one
+    kept-alive connection of the standard library's http.client, which costs this process a fifth of what a call
+    through httpx does. Through `fallback()` (an httpx client of the run) when the server's URL is https or the
+    environment names a proxy for it, so that TLS settings and proxies stay httpx's."""
+
+    def __init__(self, server_url: str, headers: dict[str, str], fallback: Callable[[], httpx.Client]) -> None:
+        from urllib.parse import urlsplit
+        from urllib.request import getproxies_environment, proxy_bypass
+
+        parts = urlsplit(server_url)
+        proxies = getproxies_environment()
+        proxied = bool({"http", "all"} & proxies.keys()) and not proxy_bypass(parts.netloc)
+        self._direct = parts.scheme == "http" and not proxied
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._prefix = parts.path.rstrip("/")
+        self._headers = headers
+        self._fallback = fallback
+        self._connection: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, bool]:
+        """(status, text of the answer, whether the request was sent twice: the kept-alive connection had been
+        closed by the server)."""
+        if not self._direct:
+            answer = self._fallback().request(method, path, json=body)
+            return answer.status_code, answer.text, False
+        payload = None if body is None else json.dumps(body).encode()
+        headers = self._headers if payload is None else {**self._headers, "Content-Type": "application/json"}
+        with self._lock:
+            for attempt in (1, 2):
+                connection, reused = self._connect()
+                try:
+                    connection.request(method, self._prefix + path, body=payload, headers=headers)
+                    response = connection.getresponse()
+                    text = response.read().decode()
+                except (ConnectionError, http.client.BadStatusLine):
+                    self.close()
+                    if reused and attempt == 1:
+                        continue  # closed by the server while idle: once more, on a new connection
+                    raise
+                except BaseException:
+                    self.close()
+                    raise
+                if response.will_close:
+                    self.close()
+                return response.status, text, attempt == 2
+        raise AssertionError("unreachable")
+
+    def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
+        """The kept-alive connection, or a new one when there is none or the server has closed it (an idle
+        connection that reads as ready holds the end of the stream)."""
+        import select
+
+        connection = self._connection
+        if connection is not None and connection.sock is not None and select.select([connection.sock], [], [], 0)[0]:
+            self.close()
+            connection = None
+        if connection is None:
+            connection = self._connection = http.client.HTTPConnection(self._host, self._port, timeout=30.0)
+            return connection, False
+        return connection, True
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+SEED_MAX = (1 << 63) - 1  # the admin spec's bound of a session's seed
+
+
+class _Run:
+    """What a pytest process does once for all its `pix_mock` sessions: the options, read; the way it makes each
+    test's session and deletes it (in the in-process server's event loop, or POST /__mock/sessions and DELETE
+    /__mock/sessions/NAME to another server); and one connection pool under every test's client, built when
+    first needed (its SSL context is most of what an httpx.Client costs)."""
+
+    def __init__(self, config: pytest.Config, server_url: str) -> None:
+        self.server_url = server_url
+        server = config.stash.get(_IN_PROCESS, None)
+        self._local = server if server is not None and server.url == server_url else None
+        self.in_process = self._local is not None
+        self.scenario = _setting(config, "scenario")
+        self.clock = _setting(config, "clock")
+        self.seed = _setting(config, "seed")
+        self.token = _setting(config, "admin_token")
+        self.keep_failed = _switch(config, "keep_failed")
+        self._headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        self._lock = threading.Lock()
+        self._pool: httpx.HTTPTransport | None = None
+        self._transport: httpx.BaseTransport | None = None
+
+    @property
+    def transport(self) -> httpx.BaseTransport:
+        """The run's pool behind a transport whose close() does nothing, built on first use."""
+        with self._lock:
+            if self._transport is None:
+                import httpx
+
+                self._pool = httpx.HTTPTransport()
+                self._transport = _shared(self._pool)
+            return self._transport
+
+    @functools.cached_property
+    def _lifecycle(self) -> _Lifecycle:
+        return _Lifecycle(self.server_url, self._headers, lambda: self.client)
+
+    @functools.cached_property
+    def client(self) -> httpx.Client:
+        """An httpx client on the server, over the run's pool: the lifecycle calls' way through TLS or a proxy."""
+        import httpx
+
+        return httpx.Client(base_url=self.server_url, headers=self._headers, timeout=30.0, transport=self.transport)
+
+    def _call(self, method: str, path: str, body: Any = None) -> tuple[int, str, bool]:
+        try:
+            return self._lifecycle.call(method, path, body)
+        except Exception as exc:
+            raise MockServerError(
+                f"{method} {self.server_url}{path}: no answer ({type(exc).__name__}: {exc}); is the mock server up?"
+            ) from exc
+
+    def open(self, scenario: str | None, seed: int | None) -> PixMock:
+        """A new session, made explicitly on `scenario` (None: the server's) with ids seeded by `seed` (None: the
+        server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
+        that the server's own validation answers."""
+        __tracebackhide__ = True
+        name = _session_name()
+        url = f"{self.server_url}/__mock/sessions"
+        plain = scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
+        if self._local is not None and plain:
+            try:
+                made = self._local.create_session(name, scenario, seed)
+            except Exception as exc:  # the server's ApiError (scenario_not_found) carries its answer
+                status, code = getattr(exc, "status", None), getattr(exc, "code", None)
+                if not isinstance(status, int) or not isinstance(code, str):
+                    raise
+                error = {"code": code, "message": getattr(exc, "message", str(exc))}
+                raise _refusal("POST", url, status, json.dumps(error)) from None
+            if not made:
+                error = {"code": "session_already_exists", "message": f"Session {name!r} exists already."}
+                raise _refusal("POST", url, 409, json.dumps(error))
+        else:
+            body: dict[str, Any] = {"name": name}
+            if scenario is not None:
+                body["scenario"] = scenario
+            if seed is not None:
+                body["seed"] = seed
+            status, text, again = self._call("POST", "/__mock/sessions", body)
+            if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
+                raise _refusal("POST", url, status, text)
+        mock = PixMock(self.server_url, name, self.token)
+        mock._run = self
+        return mock
+
+    def finish(self, mock: PixMock, failed: bool) -> None:
+        """Delete the test's session, unless it failed and keeping was asked for."""
+        __tracebackhide__ = True
+        mock.close()
+        if failed and self.keep_failed:
+            mock.kept = True
+            return
+        if self._local is not None:
+            self._local.delete_session(mock.name)  # False: the test deleted it itself
+            return
+        path = f"/__mock/sessions/{_segment(mock.name)}"
+        status, text, _ = self._call("DELETE", path)
+        if status not in (204, 404):  # 404: the test deleted it itself
+            raise _refusal("DELETE", f"{self.server_url}{path}", status, text)
+
+    def kept_text(self, mock: PixMock) -> str:
+        until = " (in-process: until this pytest process ends)" if self.in_process else ""
+        return (
+            f"session {mock.name} is kept on {self.server_url}{until}, for --mock-server-keep-failed: its URL is "
+            f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)}"
+        )
+
+    def close(self) -> None:
+        lifecycle: _Lifecycle | None = self.__dict__.pop("_lifecycle", None)
+        if lifecycle is not None:
+            lifecycle.close()
+        client: httpx.Client | None = self.__dict__.pop("client", None)
+        if client is not None:
+            client.close()
+        if self._pool is not None:
+            self._pool.close()
+
+
+_RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
+_SESSION = pytest.StashKey[PixMock]()  # the test's PixMock, for its report
+_FAILED = pytest.StashKey[bool]()  # the test's setup or call failed
 
 
 def _session_name() -> str:
     return f"pytest-{_RUN_ID}-{next(_COUNTER)}"
 
 
+@pytest.fixture(scope="session")
+def _pix_mock_run(request: pytest.FixtureRequest, pix_mock_server: str) -> Iterator[_Run]:
+    run = _Run(request.config, pix_mock_server)
+    request.config.stash[_RUN] = run
+    try:
+        yield run
+    finally:
+        del request.config.stash[_RUN]
+        run.close()
+
+
 @pytest.fixture
-def pix_mock(request: pytest.FixtureRequest, pix_mock_server: str) -> Iterator[PixMock]:
-    """A session of its own on the mock server, reset before the test to the scenario (option or marker),
-    with the marker's or the option's clock and seed."""
-    config = request.config
+def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[PixMock]:
+    """A session of its own on the mock server, made for the test on the scenario (option or marker), with the
+    marker's or the option's clock and seed, and deleted after it (kept when it failed and
+    --mock-server-keep-failed asked)."""
+    run = _pix_mock_run
     marker = request.node.get_closest_marker(MARKER)
     wanted: dict[str, Any] = dict(marker.kwargs) if marker else {}
     unknown = set(wanted) - {"scenario", "clock", "seed"}
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes scenario, clock and seed, not {sorted(unknown)}")
-    scenario = wanted.get("scenario", _setting(config, "scenario"))
-    clock = wanted.get("clock", _setting(config, "clock"))
-    seed = wanted.get("seed", _setting(config, "seed"))
-    mock = PixMock(pix_mock_server, _session_name(), _setting(config, "admin_token"))
+    scenario = wanted.get("scenario", run.scenario)
+    clock = wanted.get("clock", run.clock)
+    seed = wanted.get("seed", run.seed)
+    mock = run.open(scenario, int(seed) if seed is not None else None)
     request.node.stash[_SESSION] = mock
     try:
-        mock.reset(scenario, int(seed) if seed is not None else None)  # no seed: the server's --seed, if any
         if clock is not None:
             mock.freeze(clock)
-        yield mock
-    finally:
-        mock.close()
+    except BaseException:
+        run.finish(mock, failed=True)
+        raise
+    yield mock
+    run.finish(mock, failed=request.node.stash.get(_FAILED, False))
 
 
 def _journal_text(mock: PixMock) -> str:
@@ -492,9 +804,16 @@ def _segment(text: str) -> str:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A failed test's report carries its session's journal, shown under the failure."""
+    """A failed test's report carries its session's journal, shown under the failure, and, when it is kept, the
+    session's name and how to delete it."""
     report = yield
     mock = item.stash.get(_SESSION, None)
-    if mock is not None and report.failed and report.when == "call":
+    if mock is None or not report.failed or report.when == "teardown":
+        return report
+    item.stash[_FAILED] = True  # for the fixture's teardown, which comes after this report
+    if report.when == "call":
         report.sections.append(("mock-server journal", _journal_text(mock)))
+    run = item.config.stash.get(_RUN, None)
+    if run is not None and run.keep_failed:
+        report.sections.append(("mock-server session kept", run.kept_text(mock)))
     return report

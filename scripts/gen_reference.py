@@ -329,6 +329,12 @@ class _Recorder:
     def addinivalue_line(self, name: str, line: str) -> None:
         self.lines.append((name, line))
 
+    def getoption(self, name: str) -> None:  # pytest_configure reads its options: none given
+        return None
+
+    def getini(self, name: str) -> str:
+        return ""
+
 
 def pytest_plugin(environment: dict[str, list[str]]) -> list[str]:
     from mock_server import pytest_plugin as plugin

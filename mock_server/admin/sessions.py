@@ -48,15 +48,10 @@ def list_sessions(call: Call) -> Reply:
 
 
 def create_session(call: Call) -> Reply:
-    sessions = call.server.sessions
-    body = call.body
-    name = body["name"]
-    scenario = sessions.scenario(body["scenario"]) if "scenario" in body else None  # 404 before anything is made
-    session = sessions.create(name, scenario)
+    name = call.body["name"]
+    session = call.server.sessions.make(name, call.body.get("scenario"), call.body.get("seed"))
     if session is None:
         raise SessionAlreadyExists(f"Session {name!r} exists already.")
-    if body.get("seed") is not None:
-        session.ids.reseed(body["seed"])
     return Reply(201, session_info(session), headers={"Location": f"/__mock/sessions/{name}"})
 
 

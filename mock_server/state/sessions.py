@@ -215,6 +215,15 @@ class Sessions:
             session.reset(scenario)
         return session
 
+    def make(self, name: str, scenario: str | None = None, seed: int | None = None) -> Session | None:
+        """What `POST /__mock/sessions` does: the explicit session `name` on the scenario of that name (a missing
+        one raises before anything is made), its ids seeded with `seed`; None when one of that name exists."""
+        found = self.scenario(scenario) if scenario is not None else None
+        session = self.create(name, found)
+        if session is not None and seed is not None:
+            session.ids.reseed(seed)
+        return session
+
     def delete(self, name: str) -> bool:
         """Forget the session (or the record of its eviction); False when there is neither."""
         found = self._sessions.pop(name, None) is not None

@@ -24,7 +24,7 @@ PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN"):
+    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED"):
         monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
     pytester.makeini(INI.format(extra=""))
     return pytester
@@ -64,7 +64,7 @@ def test_options_are_in_a_help_group_with_ini_and_env_twins(project):
     assert result.ret == 0
     text = result.stdout.str()
     assert "mock server of the PIX limits interface (pix_mock fixture):" in text
-    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token"):
+    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token", "keep-failed"):
         assert f"--mock-server-{name}" in text
         assert f"mock_server_{name.replace('-', '_')}" in text
         assert f"MOCK_SERVER_{name.upper().replace('-', '_')}" in text

@@ -224,7 +224,7 @@ def readme_verify_example() -> tuple[str, list[str]]:
 def test_the_readmes_failing_verify_prints_the_calls_it_shows(pytester: pytest.Pytester, monkeypatch):
     """The docs' example, run as written in a test project of its own: it fails, and pytest's output holds
     the lines the page shows, in order (the session name's random token written as the page writes it)."""
-    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN"):
+    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED"):
         monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
     test, shown = readme_verify_example()
     pytester.makeini("[pytest]\nfilterwarnings = error\naddopts = -p no:cacheprovider\n")

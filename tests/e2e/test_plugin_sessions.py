@@ -1,0 +1,261 @@
+"""The `pix_mock` fixture's sessions and connections, seen as an integrator sees them: pytester writes a test
+project and runs pytest on it in a subprocess (the plugin from the installed package's `pytest11` entry point),
+against a real `mock-server` (tests/live_server.py) whose session list is read after the run, or on the plugin's
+in-process server, where the sessions are made and deleted in the server's event loop rather than over HTTP.
+
+Each test's session is made for it and deleted after it, passed or failed; a failed test's is kept, and named in
+its report, when --mock-server-keep-failed (or its ini and environment twins) asks. Every test's client shares
+one connection pool a run: the run builds one SSL context, not one a test."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.live_server import LiveServer, live_server
+
+pytest_plugins = ["pytester"]
+
+INI = """
+[pytest]
+filterwarnings = error
+addopts = -p no:cacheprovider
+{extra}
+"""
+SETTINGS = ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED")
+PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+KEPT = re.compile(r"session (pytest-main-[0-9a-f]{8}-\d+) is kept on (\S+), for --mock-server-keep-failed")
+
+MANY = f"""
+import pytest
+
+@pytest.mark.parametrize("n", range(40))
+def test_many(pix_mock, n):
+    assert pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").status_code == 200
+
+def test_fails(pix_mock):
+    pix_mock.pay("{PENDING}", amount=1)
+    pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}")
+    assert False, "the code under test did something wrong"
+
+@pytest.mark.mock_server(clock="not a time")
+def test_errors_in_setup(pix_mock):
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    for name in SETTINGS:
+        monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
+    pytester.makeini(INI.format(extra=""))
+    return pytester
+
+
+@pytest.fixture
+def server() -> Iterator[LiveServer]:
+    """A server of its own a test, with a small cap: a fixture that leaked sessions would fill it."""
+    with live_server("--max-sessions", "8") as running:
+        yield running
+
+
+def sessions(server: LiveServer) -> dict[str, Any]:
+    listing: dict[str, Any] = httpx.get(f"{server.url}/__mock/sessions", timeout=10).json()
+    return listing
+
+
+def names(server: LiveServer) -> list[str]:
+    return [session["name"] for session in sessions(server)["sessions"]]
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist -n 2"])
+def test_every_session_is_deleted_after_its_test_passed_or_failed(project, server, workers):
+    project.makepyfile(test_many=MANY)
+    result = project.runpytest_subprocess("--mock-server-url", server.url, *workers)
+    result.assert_outcomes(passed=40, failed=1, errors=1)
+    listing = sessions(server)
+    assert len(listing["sessions"]) <= 3
+    assert [s["name"] for s in listing["sessions"] if s["name"].startswith("pytest-")] == []
+    assert listing["evictions"] == 0  # 42 tests, a cap of 8: none had to go
+    assert "mock-server session kept" not in result.stdout.str()
+
+
+def test_a_failed_tests_session_is_kept_and_named_when_asked(project, server):
+    project.makepyfile(test_many=MANY)
+    result = project.runpytest_subprocess("--mock-server-url", server.url, "--mock-server-keep-failed")
+    result.assert_outcomes(passed=40, failed=1, errors=1)
+    output = result.stdout.str()
+    result.stdout.fnmatch_lines([f"mock-server: external {server.url}; scenario the server's default; *kept"])
+    kept = KEPT.findall(output)
+    assert len(kept) == 2 and {where for _, where in kept} == {server.url}  # the failure and the setup error
+    assert sorted(names(server)) == sorted(name for name, _ in kept)  # the 40 that passed: deleted
+    (failed,) = re.findall(r"^session (\S+) at \S+: 1 request\(s\)$", output, re.MULTILINE)  # its journal
+    assert failed in dict(kept)
+    assert f"DELETE {server.url}/__mock/sessions/{failed}" in output
+    # What was left is the failed test's state, as it failed: the payment it made is there.
+    state = httpx.get(f"{server.url}/__session/{failed}/__mock/state", timeout=10).json()
+    event = next(e for e in state["events"] if e["extraordinary_event_conciliation_key"] == PENDING)
+    assert event["total_paid_amount"] == 1
+    assert httpx.delete(f"{server.url}/__mock/sessions/{failed}", timeout=10).status_code == 204
+
+
+ONE_FAILS = """
+def test_fails(pix_mock):
+    assert False
+"""
+
+
+@pytest.mark.parametrize(
+    ("ini", "env", "flag", "kept"),
+    [
+        ("true", None, False, True),
+        ("true", "0", False, False),
+        ("false", "yes", False, True),
+        (None, "off", True, True),
+        (None, None, False, False),
+    ],
+)
+def test_keeping_flag_wins_over_environment_over_ini(project, server, monkeypatch, ini, env, flag, kept):
+    if ini:
+        project.makeini(INI.format(extra=f"mock_server_keep_failed = {ini}"))
+    if env:
+        monkeypatch.setenv("MOCK_SERVER_KEEP_FAILED", env)
+    project.makepyfile(test_one=ONE_FAILS)
+    result = project.runpytest_subprocess("--mock-server-url", server.url, *(["--mock-server-keep-failed"] * flag))
+    result.assert_outcomes(failed=1)
+    assert len(KEPT.findall(result.stdout.str())) == int(kept)
+    assert len([n for n in names(server) if n.startswith("pytest-")]) == int(kept)
+
+
+def test_a_keeping_setting_that_is_no_yes_or_no_is_a_usage_error(project, monkeypatch):
+    monkeypatch.setenv("MOCK_SERVER_KEEP_FAILED", "maybe")
+    project.makepyfile(test_one=ONE_FAILS)
+    result = project.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*MOCK_SERVER_KEEP_FAILED='maybe'*"])
+
+
+def test_in_process_a_kept_session_lives_as_long_as_the_process(project):
+    project.makepyfile(test_one=ONE_FAILS)
+    result = project.runpytest_subprocess("--mock-server-keep-failed")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*- mock-server session kept -*", "*(in-process: until this pytest process ends)*"])
+
+
+SHARED = """
+import ssl
+
+import pytest
+
+import mock_server.pytest_plugin
+
+MADE = []
+_create = ssl.create_default_context
+
+
+def counted(*args, **kwargs):
+    MADE.append(1)
+    return _create(*args, **kwargs)
+
+
+ssl.create_default_context = counted  # what httpx builds an SSL context with, once a pool
+
+
+@pytest.mark.parametrize("n", range(8))
+def test_shared(pix_mock, n):
+    assert pix_mock.client._transport is pix_mock.transport
+    assert pix_mock.state()["events"]
+    print("TRANSPORT", id(pix_mock.transport), "CONTEXTS", len(MADE))
+    if n == 3:
+        pix_mock.client.close()  # a test closing its client closes nothing of the next tests'
+"""
+
+
+def test_every_tests_client_shares_one_pool_and_one_ssl_context(project):
+    project.makepyfile(test_shared=SHARED)
+    result = project.runpytest_subprocess("-s")
+    result.assert_outcomes(passed=8)
+    seen = re.findall(r"TRANSPORT (\d+) CONTEXTS (\d+)", result.stdout.str())
+    assert len(seen) == 8
+    assert len({transport for transport, _ in seen}) == 1  # the same object in every test
+    assert {contexts for _, contexts in seen} == {"1"}  # the run's pool built the only one
+
+
+SLOW = f"""
+import time
+
+import pytest
+
+@pytest.mark.parametrize("n", range(3))
+def test_after_a_pause(pix_mock, n):
+    assert pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").status_code == 200
+    time.sleep(0.6)  # longer than the server keeps an idle connection open
+"""
+
+
+def test_the_server_closing_idle_connections_between_tests_is_no_error(project):
+    with live_server("--idle-timeout", "0.2") as running:
+        project.makepyfile(test_slow=SLOW)
+        result = project.runpytest_subprocess("--mock-server-url", running.url)
+        result.assert_outcomes(passed=3)
+        assert [n for n in names(running) if n.startswith("pytest-")] == []
+
+
+IN_PROCESS_MANY = """
+import httpx
+import pytest
+
+@pytest.mark.parametrize("n", range(30))
+def test_many(pix_mock, n):
+    pix_mock.cancel("9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11")
+
+def test_fails(pix_mock):
+    assert False
+
+def test_last(pix_mock):  # the in-process server, as the run ends: only this test's session is left
+    listing = httpx.get(pix_mock.server_url + "/__mock/sessions").json()
+    assert [s["name"] for s in listing["sessions"]] == [pix_mock.name]
+    assert listing["sessions"][0]["explicit"] is True
+"""
+
+
+def test_in_process_every_session_is_deleted_after_its_test(project):
+    project.makepyfile(test_many=IN_PROCESS_MANY)
+    project.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=31, failed=1)
+
+
+REFUSED = """
+import pytest
+
+@pytest.mark.mock_server(scenario="nope")
+def test_no_such_scenario(pix_mock):
+    pass
+
+@pytest.mark.mock_server(seed=-1)
+def test_a_negative_seed(pix_mock):
+    pass
+"""
+
+
+@pytest.mark.parametrize("where", ["in-process", "external"])
+def test_a_session_the_server_refuses_to_make_is_a_setup_error_naming_why(project, request, where):
+    project.makepyfile(test_refused=REFUSED)
+    options = ["--mock-server-url", request.getfixturevalue("server").url] if where == "external" else []
+    result = project.runpytest_subprocess(*options)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 404 scenario_not_found: "
+            "No scenario named 'nope'.",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 400 invalid_request: *",
+            "E   *  seed: must be at least 0 (got -1)",
+        ]
+    )
