@@ -237,6 +237,30 @@ def readme_module() -> ModuleType:
     return module
 
 
+def reset_by_peer(error: BaseException) -> bool:
+    """Whether a failed exchange ended in a TCP reset (httpx's ReadError wraps the ConnectionResetError)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionResetError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def send(client: httpx.Client, readme: ModuleType, curl: Any, base_url: str) -> Any:
+    """One curl of the README against the container. A connection the server reset (what an injected `reset` fault
+    does) is the README replay's own `NoAnswer`, which prints what curl prints then: the same comparison as in
+    process, where the reset surfaces as `ConnectionDropped`. Any other transport error stops the test."""
+    url = curl.url.replace(README_URL, base_url, 1)
+    content = None if curl.data is None else curl.data.encode()
+    try:
+        return client.request(curl.method, url, headers=list(curl.headers), content=content)
+    except httpx.TransportError as error:
+        if not reset_by_peer(error):
+            raise
+        return readme.NoAnswer()
+
+
 def walkthrough(base_url: str) -> int:
     """Every `$ curl` of the README's console blocks against the container: the answers must be the ones shown."""
     readme = readme_module()
@@ -252,11 +276,7 @@ def walkthrough(base_url: str) -> int:
         for name, value in readme.CURL_HEADERS:
             client.headers[name] = value
         for example in found:
-            responses = []
-            for curl in example.commands:
-                url = curl.url.replace(README_URL, base_url, 1)
-                content = None if curl.data is None else curl.data.encode()
-                responses.append(client.request(curl.method, url, headers=list(curl.headers), content=content))
+            responses = [send(client, readme, curl, base_url) for curl in example.commands]
             problems = readme.differences(example, responses)
             if problems:
                 report.append(f"README.md:{example.line}: $ {example.text}")
