@@ -159,7 +159,8 @@ def base_python() -> tuple[str, str, str]:
 
 
 def build_wheelhouse(python: str, glibc: str, machine: str) -> None:
-    """The project's wheel, every dependency as a wheel for the base's Python, and hatchling for the build."""
+    """The project's wheel, every dependency as a wheel for the base's Python (the locked releases), and hatchling
+    for the build."""
     shutil.rmtree(WHEELHOUSE, ignore_errors=True)
     WHEELHOUSE.mkdir(parents=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
@@ -171,7 +172,9 @@ def build_wheelhouse(python: str, glibc: str, machine: str) -> None:
     target = ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
     for platform in platforms:
         target += ["--platform", platform]
-    run([*pip, "download", *target, "--dest", str(WHEELHOUSE), str(project), "hatchling"])
+    # The releases the suite ran with (constraints.txt, `make lock`): the image holds what was tested.
+    lock = ["--constraint", str(ROOT / "constraints.txt")]
+    run([*pip, "download", *target, *lock, "--dest", str(WHEELHOUSE), str(project), "hatchling"])
 
 
 def build_image() -> float:

@@ -211,6 +211,7 @@ def extras_check(work: Path) -> None:
     venv = work / "extras-venv"
     run([sys.executable, "-m", "venv", "--clear", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip += ["--constraint", str(ROOT / "constraints.txt")]  # the releases `make install` uses
     installed = run([*pip, str(ROOT)], capture_output=True)
     if installed.returncode != 0:
         raise SystemExit(f"pip install . failed:\n{installed.stderr}")
