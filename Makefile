@@ -8,15 +8,29 @@ PORT ?= 8000
 SEED ?= 1
 
 
-.PHONY: install run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak
+# Every install into .venv takes its releases from the lock: exact pins written by `make lock` (scripts/lock.py).
+CONSTRAINTS := constraints.txt
+PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
-$(STAMP): pyproject.toml
+
+.PHONY: install run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(PIP_INSTALL) --upgrade pip
+	$(PIP_INSTALL) -e ".[dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## make lock: constraints.txt again from a clean venv: exact pins of everything ".[dev,browser]" resolves to today
+lock:
+	$(PYTHON) scripts/lock.py lock --python $(PYTHON)
+
+## make upgrade-check: the newest releases (no constraints) in a throwaway venv, the default suite run there; prints
+## each package that differs from constraints.txt (locked -> newest) and the suite's verdict (non-zero exit if it fails)
+upgrade-check:
+	$(PYTHON) scripts/lock.py upgrade-check --python $(PYTHON)
 
 ## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples reproduce
 run: $(STAMP)
@@ -88,7 +102,7 @@ $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
 		chromium fonts-dejavu-core; }
-	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	$(PIP_INSTALL) -e ".[dev,browser]"
 	touch $@
 
 test-browser: $(BROWSER_STAMP)

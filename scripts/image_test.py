@@ -159,7 +159,8 @@ def base_python() -> tuple[str, str, str]:
 
 
 def build_wheelhouse(python: str, glibc: str, machine: str) -> None:
-    """The project's wheel, every dependency as a wheel for the base's Python, and hatchling for the build."""
+    """The project's wheel, every dependency as a wheel for the base's Python (the locked releases), and hatchling
+    for the build."""
     shutil.rmtree(WHEELHOUSE, ignore_errors=True)
     WHEELHOUSE.mkdir(parents=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
@@ -171,7 +172,9 @@ def build_wheelhouse(python: str, glibc: str, machine: str) -> None:
     target = ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
     for platform in platforms:
         target += ["--platform", platform]
-    run([*pip, "download", *target, "--dest", str(WHEELHOUSE), str(project), "hatchling"])
+    # The releases the suite ran with (constraints.txt, `make lock`): the image holds what was tested.
+    lock = ["--constraint", str(ROOT / "constraints.txt")]
+    run([*pip, "download", *target, *lock, "--dest", str(WHEELHOUSE), str(project), "hatchling"])
 
 
 def build_image() -> float:
@@ -251,6 +254,30 @@ def page_by_page(readme: ModuleType, client: httpx.Client, base_url: str) -> Ite
             yield page, example
 
 
+def reset_by_peer(error: BaseException) -> bool:
+    """Whether a failed exchange ended in a TCP reset (httpx's ReadError wraps the ConnectionResetError)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionResetError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def send(client: httpx.Client, readme: ModuleType, curl: Any, base_url: str) -> Any:
+    """One curl of a replayed page against the container. A connection the server reset (what an injected `reset` fault
+    does) is the replay's own `NoAnswer`, which prints what curl prints then: the same comparison as in
+    process, where the reset surfaces as `ConnectionDropped`. Any other transport error stops the test."""
+    url = curl.url.replace(README_URL, base_url, 1)
+    content = None if curl.data is None else curl.data.encode()
+    try:
+        return client.request(curl.method, url, headers=list(curl.headers), content=content)
+    except httpx.TransportError as error:
+        if not reset_by_peer(error):
+            raise
+        return readme.NoAnswer()
+
+
 def walkthrough(base_url: str) -> int:
     """Every `$ curl` of the replayed pages' console blocks against the container: the answers must be the ones
     shown."""
@@ -268,11 +295,7 @@ def walkthrough(base_url: str) -> int:
             client.headers[name] = value
         for page, example in page_by_page(readme, client, base_url):
             found.append(example)
-            responses = []
-            for curl in example.commands:
-                url = curl.url.replace(README_URL, base_url, 1)
-                content = None if curl.data is None else curl.data.encode()
-                responses.append(client.request(curl.method, url, headers=list(curl.headers), content=content))
+            responses = [send(client, readme, curl, base_url) for curl in example.commands]
             problems = readme.differences(example, responses)
             if problems:
                 report.append(f"{page.relative_to(ROOT)}:{example.line}: $ {example.text}")

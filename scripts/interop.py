@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -66,8 +67,11 @@ def java_major() -> int | None:
 def ensure_tools() -> None:
     if (java_major() or 0) < 17:
         print("installing openjdk-17-jre-headless (Debian)", flush=True)
-        for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "openjdk-17-jre-headless"]):
-            if run(command).returncode != 0:
+        # No terminal in CI, and another apt-get (make test-browser's, image-test's) may hold the lock for a while.
+        apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in ([*apt, "update", "-qq"], [*apt, "install", "-y", "-qq", "openjdk-17-jre-headless"]):
+            if run(command, env=env).returncode != 0:
                 raise SystemExit(f"could not run {' '.join(command)} (Java 17 is needed for Specmatic)")
     if not SPECMATIC_JAR.exists():
         print(f"installing specmatic {SPECMATIC_VERSION} (npm) under .tools/", flush=True)
@@ -211,6 +215,7 @@ def extras_check(work: Path) -> None:
     venv = work / "extras-venv"
     run([sys.executable, "-m", "venv", "--clear", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip += ["--constraint", str(ROOT / "constraints.txt")]  # the releases `make install` uses
     installed = run([*pip, str(ROOT)], capture_output=True)
     if installed.returncode != 0:
         raise SystemExit(f"pip install . failed:\n{installed.stderr}")
