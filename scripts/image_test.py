@@ -18,7 +18,6 @@ Usage: python scripts/image_test.py [--rebuild-base]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -34,6 +33,7 @@ from types import ModuleType
 from typing import Any
 
 import httpx
+from docs_examples import readme_module  # the replay's parser and comparison: tests/api/test_readme.py
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -227,17 +227,6 @@ def wait_healthy(name: str, started: float, timeout: float = 60.0) -> float:
         time.sleep(0.2)
     logs = podman("logs", name, check=False, quiet=True)
     raise SystemExit(f"image-test: {name} never became healthy\n{logs.stdout}{logs.stderr}")
-
-
-def readme_module() -> ModuleType:
-    """tests/api/test_readme.py: the README's own parser and comparison, reused against the container."""
-    path = ROOT / "tests" / "api" / "test_readme.py"
-    spec = importlib.util.spec_from_file_location("readme_examples", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def page_by_page(readme: ModuleType, client: httpx.Client, base_url: str) -> Iterator[tuple[Path, Any]]:
