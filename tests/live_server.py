@@ -70,6 +70,22 @@ def server_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "mock_server", *args]
 
 
+def run_command(
+    *args: str, env: dict[str, str] | None = None, timeout: float = EXIT_TIMEOUT, cwd: Path = REPOSITORY
+) -> subprocess.CompletedProcess[str]:
+    """`mock-server ARGS` run to its end (check, a probe, a start-up that fails): its status and output as text."""
+    return subprocess.run(
+        server_command(*args),
+        cwd=cwd,
+        env=env or server_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def spawn(*args: str, env: dict[str, str] | None = None, stdout: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
     """`mock-server ARGS` started in the repository, with no input and the caller's MOCK_SERVER_* left out."""
     return subprocess.Popen(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live_server import live_server, spawn
+from tests.live_server import live_server, run_command, spawn
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 RECIPES = REPOSITORY / "docs" / "from-tests.md"  # the shell recipe, in "Shell, in CI"
@@ -33,14 +33,7 @@ def _env(**overrides: str) -> dict[str, str]:
 def mock_server(
     *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mock_server", *args],
-        env=env or _env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_command(*args, env=env or _env(), timeout=timeout)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.default_scenario import PENDING_EVENT
-from tests.live_server import EXIT_TIMEOUT, REPOSITORY, server_command, server_env, start, stop_process
+from tests.live_server import EXIT_TIMEOUT, REPOSITORY, run_command, server_command, server_env, start, stop_process
 from tests.live_server import LiveServer as Server
 
 PROBLEM = re.compile(r"^(?P<file>.+):(?P<line>\d+):(?P<column>\d+): (?P<path>\S+): (?P<message>.+)$")
@@ -21,15 +21,7 @@ _command = server_command
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """A command that must end by itself (check, or a start-up that fails)."""
-    return subprocess.run(
-        _command(*args),
-        cwd=REPOSITORY,
-        env=env or _env(),
-        capture_output=True,
-        text=True,
-        timeout=EXIT_TIMEOUT,
-        check=False,
-    )
+    return run_command(*args, env=env)
 
 
 @pytest.fixture
