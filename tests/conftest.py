@@ -71,6 +71,7 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 # such a child, started by a test of the default tier (or by its fixtures), fails that test and says why.
 
 E2E = "e2e"
+OWN_TARGETS = (E2E, "browser", "cluster", "slow")  # tiers with a make target of their own, run outside `make test`
 E2E_DIRECTORY = Path(__file__).resolve().parent / "e2e"
 E2E_PROGRAMS = frozenset({"mock-server", "pytest", "py.test", "make"})
 E2E_MODULES = frozenset({"mock_server", "pytest"})
@@ -110,9 +111,10 @@ def pytest_configure(config: pytest.Config) -> None:
     original = subprocess.Popen.__init__
 
     def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
-        if _running and _running[-1].get_closest_marker(E2E) is None and starts_e2e_child(args):
+        test = _running[-1] if _running else None
+        if test and not any(test.get_closest_marker(tier) for tier in OWN_TARGETS) and starts_e2e_child(args):
             raise ChildProcessOutsideE2E(
-                f"{_running[-1].nodeid} starts {args!r} in a child process: such a test belongs to the e2e tier "
+                f"{test.nodeid} starts {args!r} in a child process: such a test belongs to the e2e tier "
                 "(mark it `@pytest.mark.e2e` or move it under tests/e2e/; `make test-e2e` runs them)"
             )
         original(self, args, *rest, **options)
