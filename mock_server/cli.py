@@ -1,4 +1,4 @@
-"""`mock-server [serve|check]`: argv and MOCK_SERVER_* variables -> Settings -> uvicorn.
+"""`mock-server [serve|check|verify-provider]`: argv and MOCK_SERVER_* variables -> Settings -> uvicorn.
 
 The only module that knows uvicorn.
 """
@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 from mock_server import probe
 from mock_server.domain.clock import parse_instant
 from mock_server.domain.errors import ScenarioNotFound
+from mock_server.domain.models import Scenario
 from mock_server.http.connection import protocol_class
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.settings import Settings
@@ -35,6 +36,7 @@ EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
 PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main}
+VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -153,10 +155,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "check", *PROBES),
+        choices=("serve", "check", *PROBES, VERIFY_PROVIDER),
         default="serve",
         help="serve (default); check the scenario files and exit; healthcheck (a container's HEALTHCHECK) or "
-        "wait URL (a CI start): see `mock-server healthcheck --help`, `mock-server wait --help`",
+        "wait URL (a CI start): see `mock-server healthcheck --help`, `mock-server wait --help`; verify-provider: "
+        "check a real implementation against the mock, see `mock-server verify-provider --help`",
     )
     parser.add_argument(
         "--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)"
@@ -371,10 +374,24 @@ def write_coverage_report(coverage: Coverage, path: Path) -> None:
         print(f"mock-server: cannot write the coverage report: {exc}", file=sys.stderr, flush=True)
 
 
+def oracle(fixtures: Path, scenario: str) -> tuple[ASGIApp, Scenario]:
+    """The mock verify-provider compares a provider with: the app on `scenario`, bounded only by what one run
+    registers, with no journal (nobody reads it)."""
+    from mock_server.app import create_app
+
+    bounds = Bounds(max_accounts=10**7, max_recipients=10**7, journal_bytes=0)
+    app = create_app(Settings(fixtures=fixtures, scenario=scenario, bounds=bounds))
+    return app, app.state.sessions.scenarios[scenario]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments and arguments[0] in PROBES:
         return PROBES[arguments[0]](arguments[1:])
+    if arguments and arguments[0] == VERIFY_PROVIDER:
+        from mock_server.provider import command  # httpx and the flows, only for this command
+
+        return command.main(arguments[1:], oracle)
     parser = _parser()
     args = parser.parse_args(arguments)
     if args.log_level not in LOG_LEVELS:  # argparse checks `choices` of flags only, not of MOCK_SERVER_LOG_LEVEL

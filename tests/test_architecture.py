@@ -12,7 +12,7 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGE = REPOSITORY / "mock_server"
-PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin")
+PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -35,6 +35,8 @@ def test_the_package_keeps_its_contracts() -> None:
         ("domain/models.py", "from mock_server.state import store", "import one way"),
         ("state/journal.py", "from mock_server.http import pipeline", "import one way"),
         ("api/handlers.py", "from mock_server.admin import handlers", "import one way"),
+        ("provider/flows.py", "from mock_server.app import create_app", "import one way"),
+        ("http/outbound.py", "from mock_server.provider import flows", "import one way"),
         ("domain/limits.py", "import yaml", "pure"),
         ("wire/decoding.py", "import starlette.requests", "know nothing of HTTP"),
     ],

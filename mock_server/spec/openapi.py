@@ -283,6 +283,21 @@ class Operation:
     responses: Mapping[str, SchemaCheck | None]  # status ("201", "4XX", "default") -> body schema
     body_media_types: tuple[str, ...] = ()  # the request body's media types, as the spec lists them
 
+    def response_problems(self, status: int, body: Any, has_body: bool = True) -> list[Detail] | None:
+        """How an answer of `status` with `body` (decoded JSON; `has_body` False: none was sent) contradicts the
+        operation's responses: None when the status is not documented (not as itself, `4XX` or `default`)."""
+        key = str(status)
+        if key not in self.responses:
+            key = f"{key[0]}XX" if f"{key[0]}XX" in self.responses else "default"
+        if key not in self.responses:
+            return None
+        check = self.responses[key]
+        if check is None:
+            return [Detail((), f"status {status} documents no body")] if has_body else []
+        if not has_body:
+            return [Detail((), f"status {status} documents a body, none was sent")]
+        return check.problems(body)
+
 
 @dataclass
 class Spec:

@@ -1,0 +1,231 @@
+"""Runs the flows against the provider and the oracle (the mock, in process, on the same scenario) side by side,
+and compares each pair of answers; shrinks the flow of each difference to the fewest steps that still show it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+from starlette.types import ASGIApp
+
+from mock_server.domain.answers import Answer, Noise, differences, generated_id, pointer, rules_for
+from mock_server.http.outbound import Outbound, answer_of, async_client
+from mock_server.provider.flows import Catalogue, Flow, Request, Step
+from mock_server.spec.openapi import Spec
+
+USER_AGENT = "mock-server-verify-provider"
+MAX_SHRUNK = 20  # differences whose flow is shrunk (each shrink replays shortened flows against the provider)
+
+
+class Unreachable(Exception):
+    """The provider answered nothing at all to the first call: a wrong URL, a refused connection, a TLS failure."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One step as it went: what the provider was sent, what the mock answered, what the provider answered."""
+
+    step: Step
+    sent: Request
+    expected: Answer
+    actual: Answer
+
+
+@dataclass
+class Check:
+    """One step of one flow: ok, differs (with its differences), or not run (a step it needs went wrong)."""
+
+    flow: Flow
+    number: int  # the flow's how-manyth run (flows repeat with --flows)
+    index: int  # the step's position in the flow
+    exchange: Exchange | None
+    differences: list[str] = field(default_factory=list)
+    not_run: str | None = None  # why the step was not run
+    seconds: float = 0.0
+    smallest: list[Exchange] | None = None  # the fewest steps that show the difference, the last one differing
+
+    @property
+    def step(self) -> Step:
+        return self.flow.steps[self.index]
+
+    @property
+    def operation_id(self) -> str:
+        return self.step.operation_id
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences and self.not_run is None
+
+
+class Side:
+    """One side of the comparison: the provider over the network, or the oracle in process."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, request: Request) -> Answer:
+        headers = {"Content-Type": request.content_type} if request.content_type else {}
+        try:
+            response = await self.client.request(request.method, request.path, content=request.body, headers=headers)
+        except httpx.TransportError as exc:
+            return Answer(None, error=_reason(exc))
+        return answer_of(response)
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+@dataclass
+class Verification:
+    """What a run found: every check in flow order."""
+
+    checks: list[Check]
+    seconds: float
+    flows: int
+
+    @property
+    def differing(self) -> list[Check]:
+        return [check for check in self.checks if not check.ok]
+
+    @property
+    def agrees(self) -> bool:
+        return not self.differing
+
+
+class Runner:
+    def __init__(
+        self,
+        target: httpx.AsyncClient,
+        oracle: httpx.AsyncClient,
+        spec: Spec,
+        noise: Mapping[str, Noise],
+        new_account: Callable[[], str],
+    ) -> None:
+        self.target = Side(target)
+        self.oracle = Side(oracle)
+        self.spec = spec
+        self.noise = noise
+        self.new_account = new_account
+
+    def _noise(self, operation_id: str) -> Noise:
+        return self.noise.get("*", Noise()) | self.noise.get(operation_id, Noise())
+
+    def compare(self, step: Step, expected: Answer, actual: Answer) -> list[str]:
+        problems: list[tuple[str, str]] = []
+        if actual.status is not None:
+            operation = self.spec.operations[step.operation_id]
+            found = operation.response_problems(actual.status, actual.body, actual.body is not None)
+            if found is None:
+                problems.append(("", f"status {actual.status} is not documented for {step.operation_id}"))
+            else:
+                problems += [(pointer(d.path), d.message) for d in found]
+        return differences(expected, actual, rules_for(step.operation_id, self._noise(step.operation_id)), problems)
+
+    async def run_flow(self, flow: Flow, number: int = 1) -> list[Check]:
+        accounts = {name: self.new_account() for name in flow.accounts}
+        values = {"target": dict(accounts), "oracle": dict(accounts)}
+        checks: list[Check] = []
+        for index, step in enumerate(flow.steps):
+            missing = sorted(step.needs - values["target"].keys() | step.needs - values["oracle"].keys())
+            if missing:
+                why = f"needs the {', '.join(missing)} id an earlier step did not answer"
+                checks.append(Check(flow, number, index, None, not_run=why))
+                continue
+            expected = await self.oracle.send(step.request(values["oracle"]))
+            sent = step.request(values["target"])
+            started = time.perf_counter()
+            actual = await self.target.send(sent)
+            seconds = time.perf_counter() - started
+            found = self.compare(step, expected, actual)
+            checks.append(Check(flow, number, index, Exchange(step, sent, expected, actual), found, seconds=seconds))
+            if step.keeps is not None:
+                for side, answer in (("oracle", expected), ("target", actual)):
+                    kept = generated_id(step.operation_id, answer)
+                    if kept is not None:
+                        values[side][step.keeps] = kept
+        return checks
+
+    async def shrink(self, check: Check) -> list[Exchange] | None:
+        """The fewest steps of the check's flow, up to its step, that still show a difference at that step: each
+        earlier step is left out in turn (unless a later one needs its id), and the shorter flow replayed on new
+        accounts; kept out when the last step still differs. None when no step could go."""
+        flow = check.flow.until(check.index)
+        last: list[Check] | None = None
+        index = 0
+        while index < len(flow.steps) - 1:
+            kept = flow.steps[index].keeps
+            if kept is not None and any(kept in step.needs for step in flow.steps[index + 1 :]):
+                index += 1
+                continue
+            shorter = flow.without(index)
+            replayed = await self.run_flow(shorter, check.number)
+            if replayed[-1].differences:
+                flow, last = shorter, replayed
+            else:
+                index += 1
+        if last is None:
+            return None
+        return [c.exchange for c in last if c.exchange is not None]
+
+    async def run(self, catalogue: Catalogue, flows: int, concurrency: int) -> Verification:
+        started = time.perf_counter()
+        plan = [(catalogue.flows[i % len(catalogue.flows)], i // len(catalogue.flows) + 1) for i in range(flows)]
+        results: list[list[Check]] = [[] for _ in plan]
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(position: int, flow: Flow, number: int) -> None:
+            async with gate:
+                results[position] = await self.run_flow(flow, number)
+
+        async with asyncio.TaskGroup() as group:
+            for position, (flow, number) in enumerate(plan):
+                group.create_task(one(position, flow, number))
+        shrunk = 0
+        for checks in results:
+            for check in checks:
+                if not check.differences:
+                    continue
+                as_run = [c.exchange for c in checks[: check.index + 1] if c.exchange is not None]
+                check.smallest = as_run
+                if shrunk < MAX_SHRUNK and check.index > 0:
+                    shrunk += 1
+                    smaller = await self.shrink(check)
+                    if smaller is not None and len(smaller) < len(as_run):
+                        check.smallest = smaller
+        checks = [check for flow_checks in results for check in flow_checks]
+        return Verification(checks, time.perf_counter() - started, len(plan))
+
+
+async def reachable(outbound: Outbound, path: str) -> None:
+    """Raise Unreachable unless the provider answers a harmless call (any status will do)."""
+    async with async_client(outbound) as client:
+        try:
+            await client.get(path)
+        except httpx.TransportError as exc:
+            raise Unreachable(f"{outbound.base_url}: {_reason(exc)}") from None
+
+
+async def verify(
+    outbound: Outbound,
+    oracle_app: ASGIApp,
+    spec: Spec,
+    catalogue: Catalogue,
+    noise: Mapping[str, Noise],
+    new_account: Callable[[], str],
+    flows: int,
+    concurrency: int,
+    probe_path: str,
+) -> Verification:
+    await reachable(outbound, probe_path)
+    transport = httpx.ASGITransport(app=oracle_app)
+    async with (
+        async_client(outbound, max_connections=concurrency) as target,
+        httpx.AsyncClient(transport=transport, base_url="http://oracle") as oracle,
+    ):
+        runner = Runner(target, oracle, spec, noise, new_account)
+        return await runner.run(catalogue, flows, concurrency)
