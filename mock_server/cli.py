@@ -28,7 +28,7 @@ from mock_server.domain.models import Scenario
 from mock_server.http.connection import protocol_class
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.settings import Settings
-from mock_server.spec.openapi import load_specs
+from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
 
@@ -374,13 +374,13 @@ def write_coverage_report(coverage: Coverage, path: Path) -> None:
         print(f"mock-server: cannot write the coverage report: {exc}", file=sys.stderr, flush=True)
 
 
-def oracle(fixtures: Path, scenario: str) -> tuple[ASGIApp, Scenario]:
+def oracle(fixtures: Path, scenario: str, specs: Specs) -> tuple[ASGIApp, Scenario]:
     """The mock verify-provider compares a provider with: the app on `scenario`, bounded only by what one run
     registers, with no journal (nobody reads it)."""
     from mock_server.app import create_app
 
     bounds = Bounds(max_accounts=10**7, max_recipients=10**7, journal_bytes=0)
-    app = create_app(Settings(fixtures=fixtures, scenario=scenario, bounds=bounds))
+    app = create_app(Settings(fixtures=fixtures, scenario=scenario, bounds=bounds), specs)
     return app, app.state.sessions.scenarios[scenario]
 
 

@@ -23,14 +23,14 @@ from mock_server.provider.noise import NoiseFileError, read_noise
 from mock_server.provider.report import text_report, write_junit
 from mock_server.provider.runner import USER_AGENT, Unreachable, verify
 from mock_server.scenarios.loader import ScenarioError
-from mock_server.spec.openapi import load_specs
+from mock_server.spec.openapi import Specs, load_specs
 from mock_server.spec.resources import data_path
 
 EXIT_AGREES, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
 RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,24}$")
-# The mock on a scenario: the oracle app and the scenario it was loaded with (built by the porch, which owns
-# create_app). Raises the scenario loader's errors, or ApiError (ScenarioNotFound).
-OracleFactory = Callable[[Path, str], tuple[ASGIApp, Scenario]]
+# The mock on a scenario, from the fixtures directory, with the specs loaded once: the oracle app and the scenario it
+# was loaded with (built by the porch, which owns create_app). Raises ScenarioError, or ApiError (ScenarioNotFound).
+OracleFactory = Callable[[Path, str, Specs], tuple[ASGIApp, Scenario]]
 
 DESCRIPTION = (
     "Check a real implementation of the interface against the mock: run flows that cover the seven public "
@@ -187,7 +187,7 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         except NoiseFileError as exc:
             return _fail(str(exc))
     try:
-        oracle, scenario = oracle_factory(args.fixtures, args.scenario)
+        oracle, scenario = oracle_factory(args.fixtures, args.scenario, specs)
     except ApiError as exc:
         return _fail(f"{args.fixtures}: {exc.message}")
     except ScenarioError as exc:

@@ -17,7 +17,7 @@ from mock_server.provider.flows import Catalogue, Flow, Request, Step
 from mock_server.spec.openapi import Spec
 
 USER_AGENT = "mock-server-verify-provider"
-MAX_SHRUNK = 20  # differences whose flow is shrunk (each shrink replays shortened flows against the provider)
+MAX_SHRUNK = 10  # differences whose flow is shrunk (each shrink replays shortened flows against the provider)
 
 
 class Unreachable(Exception):
@@ -185,15 +185,16 @@ class Runner:
         async with asyncio.TaskGroup() as group:
             for position, (flow, number) in enumerate(plan):
                 group.create_task(one(position, flow, number))
-        shrunk = 0
+        shrunk: set[tuple[str, int]] = set()  # a step shrunk once is not shrunk again in a later run of its flow
         for checks in results:
             for check in checks:
                 if not check.differences:
                     continue
                 as_run = [c.exchange for c in checks[: check.index + 1] if c.exchange is not None]
                 check.smallest = as_run
-                if shrunk < MAX_SHRUNK and check.index > 0:
-                    shrunk += 1
+                where = (check.flow.name, check.index)
+                if len(shrunk) < MAX_SHRUNK and check.index > 0 and where not in shrunk:
+                    shrunk.add(where)
                     smaller = await self.shrink(check)
                     if smaller is not None and len(smaller) < len(as_run):
                         check.smallest = smaller
