@@ -16,9 +16,11 @@ from mock_server.admin import sessions as session_admin
 from mock_server.admin import snapshots as snapshot_admin
 from mock_server.api import handlers as public_api
 from mock_server.domain.errors import NotFound
+from mock_server.http.outbound import Outbound
 from mock_server.http.pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
+from mock_server.http.shadow import Shadow
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
@@ -78,6 +80,21 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return error_response(NotFound(f"No such path: {request.url.path}.", headers=exc.headers))
 
 
+def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
+    """Shadow mode's link to the backend, when `settings.shadow` names one."""
+    if settings.shadow is None:
+        return None
+    outbound = Outbound(
+        settings.shadow.rstrip("/"),
+        settings.shadow_headers,
+        settings.shadow_cert,
+        settings.shadow_key,
+        settings.shadow_cacert,
+        settings.shadow_timeout,
+    )
+    return Shadow(outbound, specs.public)
+
+
 def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
     """The ASGI app. Raises ScenarioError when a scenario does not validate."""
     settings = settings or Settings()
@@ -98,6 +115,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         specs.admin.check("#/components/schemas/SessionName"),
         coverage_of(specs.public),
         ServedSpecs.build(specs),
+        shadow_of(settings, specs),
     )
     table = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table += _routes(

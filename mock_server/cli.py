@@ -12,11 +12,13 @@ import json
 import logging
 import os
 import signal
+import ssl
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -26,6 +28,7 @@ from mock_server.domain.clock import parse_instant
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.http.connection import protocol_class
+from mock_server.http.outbound import Outbound, parse_header, tls_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
@@ -91,6 +94,13 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _header(value: str) -> tuple[str, str]:
+    try:
+        return parse_header(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _bound_options(parser: argparse.ArgumentParser) -> None:
     """Memory caps and connection limits: what a long load run or a hostile client may cost."""
     bounds, limits, settings = Bounds(), ConnectionLimits(), Settings()
@@ -143,6 +153,60 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="request line and headers together (default 64k; beyond: 431 headers_too_large)",
     )
+
+
+def _shadow_options(parser: argparse.ArgumentParser) -> None:
+    """Shadow mode: a real backend answers, the mock compares (checked in main: a bad value is a usage error)."""
+    settings = Settings()
+    group = parser.add_argument_group("shadow mode (public calls answered by a real backend, compared with the mock)")
+    group.add_argument(
+        "--shadow",
+        default=_env("shadow"),
+        metavar="URL",
+        help="forward every public call to the backend at URL and answer with its answer; the mock answers the same "
+        "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
+    )
+    group.add_argument(
+        "--shadow-header",
+        type=_header,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this header to the backend with every forwarded call (repeatable; no variable)",
+    )
+    for name, what in (
+        ("cert", "client certificate (PEM) for a backend that asks for one (mutual TLS)"),
+        ("key", "private key (PEM) of --shadow-cert, if not in its file"),
+        ("cacert", "CA certificate(s) (PEM) the backend's certificate is checked with (default: the system's)"),
+    ):
+        value = _env(f"shadow_{name}")
+        group.add_argument(
+            f"--shadow-{name}", type=Path, default=Path(value) if value else None, metavar="FILE", help=what
+        )
+    group.add_argument(
+        "--shadow-timeout",
+        type=_seconds,
+        default=_env("shadow_timeout", str(settings.shadow_timeout)),
+        metavar="SECONDS",
+        help="the backend gets this long to answer a forwarded call, else 502 backend_unreachable "
+        "(default %(default)s)",
+    )
+
+
+def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The shadow options as a whole: a URL, headers, TLS files that load; else a usage error (exit 2)."""
+    if args.shadow is None:
+        return
+    parts = urlsplit(args.shadow)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        parser.error(f"argument --shadow: {args.shadow!r} is not an http:// or https:// base URL")
+    if args.shadow_key is not None and args.shadow_cert is None:
+        parser.error("argument --shadow-key goes with --shadow-cert")
+    outbound = Outbound(args.shadow, (), args.shadow_cert, args.shadow_key, args.shadow_cacert)
+    try:
+        tls_context(outbound)
+    except (OSError, ssl.SSLError) as exc:
+        parser.error(f"the --shadow TLS files cannot be used: {exc}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -225,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
     )
     _bound_options(parser)
+    _shadow_options(parser)
     return parser
 
 
@@ -258,6 +323,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
             max_header_bytes=args.max_header_bytes,
         ),
         shutdown_timeout=args.shutdown_timeout,
+        shadow=args.shadow,
+        shadow_headers=tuple(args.shadow_header),
+        shadow_cert=args.shadow_cert,
+        shadow_key=args.shadow_key,
+        shadow_cacert=args.shadow_cacert,
+        shadow_timeout=args.shadow_timeout,
     )
 
 
@@ -399,6 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.admin_token is not None and not args.admin_token.strip():
         # An empty token would make `Authorization: Bearer` with nothing after it the password.
         parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
+    _check_shadow(parser, args)
     if args.command == "check":
         return check(args.fixtures)
     return serve(settings_from(args))

@@ -28,3 +28,9 @@ class Settings:
     bounds: Bounds = field(default_factory=Bounds)  # what a session may hold, the journal's bytes
     connection: ConnectionLimits = field(default_factory=ConnectionLimits)  # timeouts and head size
     shutdown_timeout: float = 10.0  # SIGTERM: in-flight requests get this long, then are cancelled
+    shadow: str | None = None  # a backend's base URL: public calls are answered by it, divergences journaled
+    shadow_headers: tuple[tuple[str, str], ...] = ()  # sent to the backend with every forwarded call
+    shadow_cert: Path | None = None  # client certificate (PEM) for a backend that asks for one (mutual TLS)
+    shadow_key: Path | None = None  # its private key, when not in the certificate's file
+    shadow_cacert: Path | None = None  # the CA the backend's certificate is checked with (default: the system's)
+    shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call

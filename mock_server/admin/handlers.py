@@ -175,6 +175,17 @@ def clear_requests(call: Call) -> Reply:
     return Reply(204)
 
 
+def list_divergences(call: Call) -> Reply:
+    shadow = call.server.shadow
+    divergences = call.session.divergences.entries(call.query.get("operation_id"))
+    return Reply(200, {"backend": shadow.backend if shadow is not None else None, "divergences": divergences})
+
+
+def clear_divergences(call: Call) -> Reply:
+    call.session.divergences.clear()
+    return Reply(204)
+
+
 def _success_status_with_body(responses: Mapping[str, object]) -> int:
     """The lowest 2xx status the operation documents with a body (201 for the creating POSTs); 200 when its
     success carries none (removeRecipient's 204): what a malformed fault answers unless told."""
@@ -270,6 +281,8 @@ HANDLERS: dict[str, Handler] = {
     "mockEvaluateLimit": evaluate_limit,
     "mockListRequests": list_requests,
     "mockClearRequests": clear_requests,
+    "mockListDivergences": list_divergences,
+    "mockClearDivergences": clear_divergences,
     "mockCreateFault": create_fault,
     "mockListFaults": list_faults,
     "mockClearFaults": clear_faults,

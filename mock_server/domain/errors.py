@@ -237,3 +237,9 @@ class SnapshotNotFound(ApiError):
 
 class SnapshotLimitReached(ApiError):
     status, code = 409, "snapshot_limit_reached"
+
+
+class BackendUnreachable(ApiError):
+    """Shadow mode: the backend gave no answer (the mock's own answer is journaled beside the failure)."""
+
+    status, code = 502, "backend_unreachable"

@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 
-from mock_server.domain.answers import Answer
+from mock_server.domain.answers import Answer, Noise, differences, pointer, rules_for
+from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import decode_json_text
 
 # Not forwarded to a backend: they describe one connection (RFC 9110 7.6.1), or are the mock's own.
@@ -94,3 +95,19 @@ def answer_of(response: httpx.Response) -> Answer:
 def forwarded_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The request's headers a backend gets: all but hop-by-hop ones and the mock's own."""
     return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP]
+
+
+def answer_differences(
+    spec: Spec, operation_id: str, expected: Answer, actual: Answer, noise: Noise | None = None
+) -> list[str]:
+    """How a real service's answer (`actual`) departs from the mock's (`expected`) to one call of `operation_id`:
+    domain/answers' rules, and what the spec finds wrong with `actual` (an undocumented status, a body off its
+    schema)."""
+    problems: list[tuple[str, str]] = []
+    if actual.status is not None:
+        found = spec.operations[operation_id].response_problems(actual.status, actual.body, actual.body is not None)
+        if found is None:
+            problems.append(("", f"status {actual.status} is not documented for {operation_id}"))
+        else:
+            problems += [(pointer(d.path), d.message) for d in found]
+    return differences(expected, actual, rules_for(operation_id, noise), problems)

@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from mock_server.domain.errors import (
     ApiError,
+    BackendUnreachable,
     Detail,
     InvalidRequest,
     MethodNotAllowed,
@@ -40,8 +41,10 @@ from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
 from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
+from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
 from mock_server.spec.openapi import Operation, SchemaCheck
 from mock_server.state.coverage import Coverage
+from mock_server.state.divergences import Divergence
 from mock_server.state.faults import NO_BODY, FaultKind
 from mock_server.state.sessions import DEFAULT_SESSION, Session, Sessions
 from mock_server.wire.decoding import MISSING, is_json_media_type, parse_json
@@ -68,6 +71,7 @@ class ServerContext:
     session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
     coverage: Coverage  # server-wide: what the public API answered, across sessions
     served: ServedSpecs  # the documents as handed out (admin bundled, `servers` per request)
+    shadow: Shadow | None = None  # shadow mode: public calls answered by a real backend, compared with the mock's
 
 
 @dataclass(slots=True)
@@ -96,7 +100,7 @@ class Reply:
     status: int
     body: Any = None  # JSON value; None: no body
     headers: dict[str, str] = field(default_factory=dict)
-    text: str | None = None  # a non-JSON body (YAML), sent with `media_type`
+    text: str | bytes | None = None  # a non-JSON body (YAML; a shadowed backend's bytes), sent with `media_type`
     media_type: str | None = None
     off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
     dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
@@ -190,6 +194,8 @@ class OperationRunner:
             self._authorize(exchange)
             self._open_session(exchange)
             reply = await self._injected_fault(exchange) if self.public else None
+            if reply is None and self.public and self.server.shadow is not None:
+                reply = await self._shadowed(exchange, self.server.shadow)
             if reply is None:
                 reply = await self._handle(exchange)
         except RequestTimeout as error:  # the connection's answer, not the operation's: never judged by the spec
@@ -290,6 +296,60 @@ class OperationRunner:
         )
         reply = self.handler(call)
         return await reply if inspect.isawaitable(reply) else reply
+
+    async def _shadowed(self, exchange: Exchange, shadow: Shadow) -> Reply:
+        """Shadow mode: the backend's answer to the call, after the mock's own answer to it in the same session
+        (ids the backend generated read as the mock's); a divergence between the two is journaled. A body the mock
+        cannot read whole (413, 408) is not forwarded: the mock's refusal is the answer."""
+        session = exchange.session
+        assert session is not None
+        if self._takes_body:
+            await self._read_body(exchange)
+        path_params = exchange.request.path_params  # the scope's: what _validate reads
+        as_sent = {name: path_params[name] for name in MAPPED_PATH_PARAMETERS if name in path_params}
+        for name, value in as_sent.items():
+            path_params[name] = session.divergences.mock_id(value)
+        try:
+            mine = await self._handle(exchange)
+        except ApiError as error:
+            mine = Reply.error(error)
+        finally:
+            path_params.update(as_sent)
+        scope = exchange.request.scope
+        target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        backend = await shadow.forward(exchange.request.method, target, headers, exchange.raw_body)
+        operation_id = self.operation.operation_id
+        ours = mock_answer(mine.status, mine.body)
+        found = shadow.compare(operation_id, ours, backend.answer)
+        if found:
+            assert exchange.received_at is not None
+            request_body = _journal_body(exchange)
+            session.divergences.record(
+                Divergence(
+                    exchange.received_at,
+                    exchange.request.method,
+                    scope["path"],
+                    operation_id,
+                    request_body,
+                    ours,
+                    backend.answer,
+                    tuple(found),
+                )
+            )
+        pair = id_pair(operation_id, ours, backend.answer)
+        if pair is not None:
+            session.divergences.map_id(*pair)
+        if backend.answer.status is None:
+            reply = Reply.error(
+                BackendUnreachable(f"The backend {shadow.backend} gave no answer: {backend.answer.error}.")
+            )
+        else:
+            reply = Reply(backend.answer.status, headers=dict(backend.headers))
+            if backend.content:
+                reply.text, reply.media_type = backend.content, backend.media_type or "application/octet-stream"
+        reply.off_spec = True  # the backend's answer: never judged as the mock's own
+        return reply
 
     def _respond(self, exchange: Exchange, reply: Reply) -> Response:
         """The response the client gets (checked against the spec when asked), journaled first."""
@@ -436,6 +496,16 @@ class OperationRunner:
         message = f"The response of {self.operation.operation_id} does not match the spec: {'; '.join(problems)}."
         log.error("%s (status %s, body %r)", message, status, reply.body)
         return Reply.error(ResponseValidationFailed(message))
+
+
+def _journal_body(exchange: Exchange) -> Any:
+    """The request body as a divergence shows it: JSON when it parses, else its text; None when empty."""
+    if not exchange.raw_body:
+        return None
+    try:
+        return parse_json(exchange.raw_body, exchange.content_type)
+    except ApiError:
+        return exchange.raw_body.decode("utf-8", "replace")
 
 
 class PathEndpoint:

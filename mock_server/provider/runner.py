@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import httpx
 from starlette.types import ASGIApp
 
-from mock_server.domain.answers import Answer, Noise, differences, generated_id, pointer, rules_for
-from mock_server.http.outbound import Outbound, answer_of, async_client
+from mock_server.domain.answers import Answer, Noise, generated_id
+from mock_server.http.outbound import Outbound, answer_differences, answer_of, async_client
 from mock_server.provider.flows import Catalogue, Flow, Request, Step
 from mock_server.spec.openapi import Spec
 
@@ -116,15 +116,7 @@ class Runner:
         return self.noise.get("*", Noise()) | self.noise.get(operation_id, Noise())
 
     def compare(self, step: Step, expected: Answer, actual: Answer) -> list[str]:
-        problems: list[tuple[str, str]] = []
-        if actual.status is not None:
-            operation = self.spec.operations[step.operation_id]
-            found = operation.response_problems(actual.status, actual.body, actual.body is not None)
-            if found is None:
-                problems.append(("", f"status {actual.status} is not documented for {step.operation_id}"))
-            else:
-                problems += [(pointer(d.path), d.message) for d in found]
-        return differences(expected, actual, rules_for(step.operation_id, self._noise(step.operation_id)), problems)
+        return answer_differences(self.spec, step.operation_id, expected, actual, self._noise(step.operation_id))
 
     async def run_flow(self, flow: Flow, number: int = 1) -> list[Check]:
         accounts = {name: self.new_account() for name in flow.accounts}

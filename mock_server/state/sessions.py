@@ -13,6 +13,7 @@ from mock_server.domain.conversions import uuid_text
 from mock_server.domain.errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
 from mock_server.domain.models import Scenario
 from mock_server.state.bounds import Bounds
+from mock_server.state.divergences import Divergences
 from mock_server.state.faults import Faults
 from mock_server.state.ids import IdSource
 from mock_server.state.journal import Journal, JournalBudget
@@ -50,6 +51,7 @@ class Session:
         self.schedules = Schedules()
         self.schedules.load(scenario.schedules)
         self.snapshots = Snapshots()  # kept across a reset: copies the test made on purpose
+        self.divergences = Divergences()  # shadow mode: where the mock and the backend answered differently
         # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
         self.explicit = False
         self.created_at = self.last_used = time.time()
@@ -67,6 +69,7 @@ class Session:
         self.clock.reset()
         self.ids.reset()
         self.schedules.load(self.scenario.schedules)
+        self.divergences.reset()
 
     # --- state: loaded, snapshotted, restored ------------------------------------------------------
 
