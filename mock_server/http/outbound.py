@@ -65,11 +65,14 @@ def tls_context(outbound: Outbound) -> ssl.SSLContext | bool:
     return context
 
 
-def async_client(outbound: Outbound, max_connections: int = 16) -> httpx.AsyncClient:
+def async_client(
+    outbound: Outbound, max_connections: int = 16, verify: ssl.SSLContext | bool | None = None
+) -> httpx.AsyncClient:
+    """A client of the service (`verify`: a TLS setup made before by tls_context, else made now)."""
     return httpx.AsyncClient(
         base_url=outbound.base_url,
         headers=list(outbound.headers),
-        verify=tls_context(outbound),
+        verify=tls_context(outbound) if verify is None else verify,
         timeout=outbound.timeout,
         follow_redirects=False,
         trust_env=False,  # a proxy from the environment would put another server between the two

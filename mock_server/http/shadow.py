@@ -4,15 +4,20 @@ journals a divergence. Ids the backend generates are mapped to the mock's, so la
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from mock_server.domain.answers import Answer, generated_id
-from mock_server.http.outbound import Outbound, answer_differences, async_client, decoded, forwarded_headers
+from mock_server.http.outbound import (
+    Outbound,
+    answer_differences,
+    async_client,
+    decoded,
+    forwarded_headers,
+    tls_context,
+)
 from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import decode_json_text
 from mock_server.wire.encoding import encode_json
@@ -37,29 +42,20 @@ class Shadow:
     def __init__(self, outbound: Outbound, spec: Spec) -> None:
         self.outbound = outbound
         self.spec = spec
-        # One client per event loop: a client's connections belong to the loop that opened them (a server has
-        # one loop; an in-process test client may start several).
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._tls = tls_context(outbound)  # read once: loading certificates is the costly part of a client
 
     @property
     def backend(self) -> str:
         return self.outbound.base_url
 
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = async_client(self.outbound, max_connections=64)
-        return client
-
     async def forward(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> BackendReply:
-        """The call sent on to the backend (`target`: the path and query as received)."""
+        """The call sent on to the backend (`target`: the path and query as received). A client per call: its
+        connection is closed with the call, whatever event loop the server (or a test client) runs."""
         try:
-            response = await self._client().request(
-                method, target, headers=forwarded_headers(headers), content=body or None
-            )
+            async with async_client(self.outbound, verify=self._tls) as client:
+                response = await client.request(
+                    method, target, headers=forwarded_headers(headers), content=body or None
+                )
         except httpx.HTTPError as exc:
             return BackendReply(Answer(None, error=f"{type(exc).__name__}: {exc}".rstrip(": ")))
         passed = tuple((name, response.headers[name]) for name in PASSED_HEADERS if name in response.headers)

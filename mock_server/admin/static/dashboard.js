@@ -354,6 +354,34 @@
     });
   }
 
+  // ---- shadow mode: where the backend and the mock answered differently -----------------------------------------
+  function drawDivergences(data) {
+    $("divergences-panel").hidden = data.backend === null;  // not in shadow mode: nothing to show
+    $("divergences-backend").textContent = data.backend === null ? "" :
+      "backend " + data.backend + ", " + data.divergences.length +
+      (data.divergences.length === 1 ? " divergence" : " divergences");
+    var body = $("divergences").tBodies[0];
+    var rows = data.divergences.slice().reverse().slice(0, 200).map(function (d) {
+      return el("tr", { "class": "failed", title: "request: " + JSON.stringify(d.request_body) +
+        "\nmock: " + JSON.stringify(d.mock.body) + "\nbackend: " + JSON.stringify(d.backend.body) }, [
+        el("td", { text: d.received_at.slice(11, 23) }), el("td", { text: d.operation_id }),
+        el("td", { "class": "path", text: d.method + " " + d.path }),
+        el("td", { "class": "num", text: String(d.mock.status) }),
+        el("td", { "class": "num", text: d.backend.status === null ? "none" : String(d.backend.status) }),
+        el("td", { text: d.differences.join("; ") })
+      ]);
+    });
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "6", "class": "muted", text: "No divergence so far." })])];
+    body.replaceChildren.apply(body, rows);
+  }
+
+  function loadDivergences() {
+    return api("GET", "divergences").then(function (data) {
+      var text = JSON.stringify(data);
+      if (shown.divergences !== text) { shown.divergences = text; drawDivergences(data); }
+    });
+  }
+
   // ---- faults ---------------------------------------------------------------------------------------------------
   // What a fault answers, by kind (admin spec, POST /__mock/faults).
   function faultAnswer(f) {
@@ -399,13 +427,13 @@
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   function refreshAll() {
-    return Promise.all([loadClock(), loadState(), loadJournal(), loadFaults(), loadScenarios()]).then(function () {
+    return Promise.all([loadClock(), loadState(), loadJournal(), loadFaults(), loadScenarios(), loadDivergences()]).then(function () {
       if ($("message").className === "error" && /admin-token/.test($("message").textContent)) say("");
     }, failed);
   }
 
   function poll() {
-    var work = [loadClock(), loadFaults(), loadState()];
+    var work = [loadClock(), loadFaults(), loadState(), loadDivergences()];
     if ($("journal-live").checked) work.push(loadJournal());
     Promise.all(work).catch(function (error) { if (error && error.status === 401) failed(error); })
       .then(function () { window.setTimeout(poll, POLL_MS); });
@@ -460,6 +488,10 @@
   });
   $("journal-clear").addEventListener("click", function () {
     api("DELETE", "requests").then(function () { return loadJournal(); }, failed);
+  });
+
+  $("divergences-clear").addEventListener("click", function () {
+    api("DELETE", "divergences").then(function () { return loadDivergences(); }, failed);
   });
 
   loadOperations().catch(failed);
