@@ -84,7 +84,9 @@ def _operation(seen: Seen) -> str:
 class Rewriting:
     """The mock behind a middleware: `before` may answer in its place, `after` may change what it answered."""
 
-    def __init__(self, app: ASGIApp, operation_id: str, before: Before | None = None, after: After | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, operation_id: str, before: Before | None = None, after: After | None = None
+    ) -> None:
         self.app = app
         self.operation_id = operation_id
         self.before = before
@@ -290,7 +292,9 @@ def _event_amounts_in_cents(seen: Seen, answer: Answered) -> Answered | None:
 def _canceled_instalments_pending(seen: Seen, answer: Answered) -> Answered | None:
     if answer.status != 200 or answer.body["status"] != "canceled":
         return None
-    instalments = [{**i, "event_conciliation_status": "pending_conciliation"} for i in answer.body["event_conciliation_list"]]
+    instalments = [
+        {**i, "event_conciliation_status": "pending_conciliation"} for i in answer.body["event_conciliation_list"]
+    ]
     return _changed(answer, event_conciliation_list=instalments)
 
 
@@ -349,7 +353,10 @@ DEFECTS: tuple[Defect, ...] = (
         "a second registration of one account_id is a 201",
         _after(
             "registerAccountLimit",
-            _on_code("account_already_registered", lambda s, a: Answered(201, {"account_id": s.body["account_id"], "event_date": _now()})),
+            _on_code(
+                "account_already_registered",
+                lambda s, a: Answered(201, {"account_id": s.body["account_id"], "event_date": _now()}),
+            ),
         ),
     ),
     Defect(
@@ -357,7 +364,9 @@ DEFECTS: tuple[Defect, ...] = (
         "registerAccountLimit",
         True,
         "a duplicate account_id answers 409 with the code `conflict`",
-        _after("registerAccountLimit", _on_code("account_already_registered", lambda s, a: _changed(a, code="conflict"))),
+        _after(
+            "registerAccountLimit", _on_code("account_already_registered", lambda s, a: _changed(a, code="conflict"))
+        ),
     ),
     Defect(
         "invalid-registration-accepted",
@@ -417,7 +426,10 @@ DEFECTS: tuple[Defect, ...] = (
         "createRecipientList",
         True,
         "a second recipient list for one account is a 201",
-        _after("createRecipientList", _on_code("recipient_list_already_exists", lambda s, a: Answered(201, {"event_date": _now()}))),
+        _after(
+            "createRecipientList",
+            _on_code("recipient_list_already_exists", lambda s, a: Answered(201, {"event_date": _now()})),
+        ),
     ),
     Defect(
         "list-created-without-body",

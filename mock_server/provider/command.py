@@ -148,6 +148,11 @@ def parser() -> argparse.ArgumentParser:
         help="flows in flight at once (default %(default)s)",
     )
     parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the checks that differ (and the summary and differences), not a line per check",
+    )
+    parser.add_argument(
         "--run-id",
         type=_run_id,
         metavar="TOKEN",
@@ -217,7 +222,7 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         )
     except Unreachable as exc:
         return _fail(f"the provider cannot be reached: {exc}")
-    for line in text_report(verification, header):
+    for line in text_report(verification, header, quiet=args.quiet):
         print(line)
     sys.stdout.flush()
     if args.report is not None:

@@ -15,7 +15,7 @@ from typing import Any
 from mock_server.domain.answers import Answer
 from mock_server.provider.runner import Check, Exchange, Verification
 
-SHOWN_BODY = 600  # characters of a body a difference shows
+SHOWN_BODY = 2000  # characters of a body a difference shows
 VERDICT_WIDTH = 8
 OPERATION_WIDTH = 38
 # Characters XML 1.0 cannot hold, even escaped: a provider's body may carry them.
@@ -95,10 +95,10 @@ def summary(verification: Verification) -> list[str]:
     return lines
 
 
-def text_report(verification: Verification, header: str) -> list[str]:
-    lines = [header, ""]
-    lines += [check_line(check) for check in verification.checks]
-    lines += ["", *summary(verification)]
+def text_report(verification: Verification, header: str, quiet: bool = False) -> list[str]:
+    """A line per check (`quiet`: per check that is not ok), the summary, then every difference."""
+    shown = [check_line(check) for check in verification.checks if not (quiet and check.ok)]
+    lines = [header, "", *shown, *([""] if shown else []), *summary(verification)]
     differing = [check for check in verification.checks if check.differences]
     if differing:
         lines += ["", "Differences (request, the mock's answer as expected, the provider's as actual):"]

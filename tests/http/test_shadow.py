@@ -53,7 +53,11 @@ def every_operation(client: TestClient) -> list[tuple[str, int]]:
     call("getExtraordinaryEvent", "GET", lookup + PENDING_EVENT)
     call("getExtraordinaryEvent", "GET", lookup + PAID_EVENT)
     call("getExtraordinaryEvent", "GET", lookup + UNKNOWN_EVENT)
-    registration = {"account_id": ACCOUNT, "registration_date": "2026-11-21T10:00:00-03:00", "limit": {"pix": {"withdraw": WINDOWS}}}
+    registration = {
+        "account_id": ACCOUNT,
+        "registration_date": "2026-11-21T10:00:00-03:00",
+        "limit": {"pix": {"withdraw": WINDOWS}},
+    }
     call("registerAccountLimit", "POST", "/limits/account", registration)
     call("registerAccountLimit", "POST", "/limits/account", registration)
     base = f"/limits/account/{ACCOUNT}"
@@ -61,7 +65,12 @@ def every_operation(client: TestClient) -> list[tuple[str, int]]:
     call("createRecipientList", "POST", f"{base}/recipient_list", {"limit": {"pix": {"transaction": WINDOWS}}})
     added = call("addRecipient", "POST", f"{base}/recipient_list/recipient", {"document_number": CPF_NOT_IN_LIST})
     call("addRecipient", "POST", f"{base}/recipient_list/recipient", {"document_number": OTHER_CPF})
-    call("createRecipientListLimitUpdateRequest", "POST", f"{base}/recipient_list/limit_update_request", {"pix": {"transaction": WINDOWS}})
+    call(
+        "createRecipientListLimitUpdateRequest",
+        "POST",
+        f"{base}/recipient_list/limit_update_request",
+        {"pix": {"transaction": WINDOWS}},
+    )
     call("removeRecipient", "DELETE", f"{base}/recipient_list/recipient/{added.json()['recipient_id']}")
     call("removeRecipient", "DELETE", f"{base}/recipient_list/recipient/{added.json()['recipient_id']}")
     return calls
