@@ -9,8 +9,17 @@ import pytest
 
 from mock_server.domain.answers import Answer, Noise, differences, generated_id, pointer, rules_for
 
-EVENT = {"total_paid_amount": 750.25, "status": "pending_conciliation", "paid_at": None, "event_conciliation_list": [{"event_conciliation_status": "pending_conciliation"}]}  # fmt: skip
-PROPOSAL = {"limit_update_request_id": "a", "analysis_status": "automatically_approved", "event_date": "2026-11-21T10:00:00.000-03:00"}  # fmt: skip
+EVENT = {
+    "total_paid_amount": 750.25,
+    "status": "pending_conciliation",
+    "paid_at": None,
+    "event_conciliation_list": [{"event_conciliation_status": "pending_conciliation"}],
+}
+PROPOSAL = {
+    "limit_update_request_id": "a",
+    "analysis_status": "automatically_approved",
+    "event_date": "2026-11-21T10:00:00.000-03:00",
+}
 
 
 def test_equal_answers_agree() -> None:
@@ -29,7 +38,9 @@ def test_two_errors_of_different_statuses_name_both_codes() -> None:
 
 def test_an_error_compares_its_code_not_its_prose() -> None:
     mine = Answer(404, {"code": "account_not_found", "message": "Account x is not registered."})
-    same_code = Answer(404, {"code": "account_not_found", "message": "No such account", "details": [{"field": "", "message": "m"}]})  # fmt: skip
+    same_code = Answer(
+        404, {"code": "account_not_found", "message": "No such account", "details": [{"field": "", "message": "m"}]}
+    )
     other_code = Answer(404, {"code": "not_found", "message": "Account x is not registered."})
     assert differences(mine, same_code, rules_for("addRecipient")) == []
     assert differences(mine, other_code, rules_for("addRecipient")) == [
