@@ -166,13 +166,15 @@ def _shadow_options(parser: argparse.ArgumentParser) -> None:
         help="forward every public call to the backend at URL and answer with its answer; the mock answers the same "
         "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
     )
+    variable = _env("shadow_header")
     group.add_argument(
         "--shadow-header",
         type=_header,
         action="append",
-        default=[],
+        # The variable's headers (one a line) come first, the flags' after; checked in main like a flag's.
+        default=[line for line in (variable or "").splitlines() if line.strip()],
         metavar="'NAME: VALUE'",
-        help="send this header to the backend with every forwarded call (repeatable; no variable)",
+        help="send this header to the backend with every forwarded call (repeatable; the variable: one a line)",
     )
     for name, what in (
         ("cert", "client certificate (PEM) for a backend that asks for one (mutual TLS)"),
@@ -200,6 +202,10 @@ def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     parts = urlsplit(args.shadow)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
         parser.error(f"argument --shadow: {args.shadow!r} is not an http:// or https:// base URL")
+    try:
+        args.shadow_header = [parse_header(h) if isinstance(h, str) else h for h in args.shadow_header]
+    except ValueError as exc:
+        parser.error(f"MOCK_SERVER_SHADOW_HEADER: {exc}")
     if args.shadow_key is not None and args.shadow_cert is None:
         parser.error("argument --shadow-key goes with --shadow-cert")
     outbound = Outbound(args.shadow, (), args.shadow_cert, args.shadow_key, args.shadow_cacert)
@@ -324,7 +330,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         ),
         shutdown_timeout=args.shutdown_timeout,
         shadow=args.shadow,
-        shadow_headers=tuple(args.shadow_header),
+        shadow_headers=tuple(parse_header(h) if isinstance(h, str) else h for h in args.shadow_header),
         shadow_cert=args.shadow_cert,
         shadow_key=args.shadow_key,
         shadow_cacert=args.shadow_cacert,

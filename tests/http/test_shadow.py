@@ -188,3 +188,23 @@ def test_wrong_shadow_options_are_usage_errors(capsys, args: list[str], message:
         cli.main(["check", *args])
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_shadow_headers_reach_the_backend(shadowing) -> None:
+    from tests.provider.test_verify_provider import NeedsToken
+
+    client = shadowing(NeedsToken(clean_twin()), shadow_headers=(("Authorization", "Bearer sandbox"),))
+    assert client.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}").status_code == 200
+    assert divergences(client) == []
+
+
+def test_shadow_headers_come_from_the_variable_one_a_line_then_the_flags(monkeypatch) -> None:
+    monkeypatch.setenv("MOCK_SERVER_SHADOW_HEADER", "Authorization: Bearer t\nX-Tenant: 7\n")
+    parser = cli._parser()
+    args = parser.parse_args(["--shadow", "http://127.0.0.1:1", "--shadow-header", "X-Trace: on"])
+    cli._check_shadow(parser, args)
+    assert cli.settings_from(args).shadow_headers == (
+        ("Authorization", "Bearer t"),
+        ("X-Tenant", "7"),
+        ("X-Trace", "on"),
+    )
