@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mock_server.domain.models import Event
@@ -103,7 +103,6 @@ class Flow:
 @dataclass(frozen=True)
 class Catalogue:
     flows: tuple[Flow, ...]
-    operations: frozenset[str] = field(default_factory=frozenset)
 
 
 # --- the bodies ----------------------------------------------------------------------------------------
@@ -385,8 +384,7 @@ def _account_flows() -> list[Flow]:
 def catalogue(events: Iterable[Event], unknown_key: str) -> Catalogue:
     """Every flow, once: the scenario's events looked up (the first MAX_EVENTS_READ), then the account flows."""
     chosen = [event for _, event in zip(range(MAX_EVENTS_READ), events, strict=False)]
-    flows = tuple(_event_flows(chosen, unknown_key) + _account_flows())
-    return Catalogue(flows, frozenset(step.operation_id for flow in flows for step in flow.steps))
+    return Catalogue(tuple(_event_flows(chosen, unknown_key) + _account_flows()))
 
 
 def account_namer(run_id: str) -> Callable[[], str]:
