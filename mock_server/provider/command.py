@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import re
 import ssl
 import sys
@@ -27,6 +28,8 @@ from mock_server.spec.openapi import Specs, load_specs
 from mock_server.spec.resources import data_path
 
 EXIT_AGREES, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
+# Loaded once per process: a process running several verifications (a test suite) reads the specs once.
+_specs = functools.cache(load_specs)
 RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,24}$")
 # The mock on a scenario, from the fixtures directory, with the specs loaded once: the oracle app and the scenario it
 # was loaded with (built by the porch, which owns create_app). Raises ScenarioError, or ApiError (ScenarioNotFound).
@@ -183,7 +186,7 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         tls_context(outbound)
     except (OSError, ssl.SSLError) as exc:
         return _fail(f"the TLS files cannot be used: {exc}")
-    specs = load_specs()
+    specs = _specs()
     operations = specs.public.operations
     noise = {}
     if args.noise is not None:
