@@ -145,7 +145,7 @@ class Runner:
     async def shrink(self, check: Check) -> list[Exchange] | None:
         """The fewest steps of the check's flow, up to its step, that still show a difference at that step: each
         earlier step is left out in turn (unless a later one needs its id), and the shorter flow replayed on new
-        accounts; kept out when the last step still differs. None when no step could go."""
+        accounts; kept out when the last step still differs the same way. None when no step could go."""
         flow = check.flow.until(check.index)
         last: list[Check] | None = None
         index = 0
@@ -156,7 +156,7 @@ class Runner:
                 continue
             shorter = flow.without(index)
             replayed = await self.run_flow(shorter, check.number)
-            if replayed[-1].differences:
+            if replayed[-1].differences == check.differences:
                 flow, last = shorter, replayed
             else:
                 index += 1
