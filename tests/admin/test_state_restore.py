@@ -128,7 +128,7 @@ def json_text(yaml_text: str) -> str:
     return json.dumps(read(yaml_text).data, indent=2)
 
 
-UNREADABLE = ("not a safe YAML document", "aliases repeat", "nested deeper")  # the reader's own verdicts
+UNREADABLE = ("not a safe YAML document", "invalid YAML", "aliases repeat", "nested deeper")  # the reader's verdicts
 LOCATED = re.compile(r"^line (\d+), column (\d+): (.*)$", re.S)
 
 
