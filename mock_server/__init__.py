@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from mock_server.app import create_app
     from mock_server.settings import Settings
 
-__all__ = ["Settings", "create_app"]
+__all__ = ["Settings", "__version__", "create_app"]
+
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it here); `mock-server --version`
 
 
 def __getattr__(name: str) -> Any:
