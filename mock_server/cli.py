@@ -281,7 +281,8 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         # uvicorn stops gracefully, then raises the signal again: SIGTERM ends the process by the signal (a shell
         # reports 143); SIGINT raises KeyboardInterrupt, or nothing when it is ignored (a background job of a
-        # non-interactive shell). serve() turns both SIGINT outcomes into one exit status, 130.
+        # non-interactive shell). serve() turns both SIGINT outcomes into exit status 0: Ctrl-C is how a server
+        # in a terminal is stopped, not a failure (`make run` would report "Error 130" for a status of 130).
         self.interrupted = self.interrupted or sig == signal.SIGINT
         super().handle_exit(sig, frame)
 
@@ -354,9 +355,9 @@ def serve(settings: Settings) -> int:
     try:
         server.run()
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
     if server.interrupted:
-        return EXIT_INTERRUPTED
+        return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
 
