@@ -355,7 +355,7 @@ def test_the_recipe_exits_with_the_tests_status_when_they_fail(recipe):
 def test_the_recipe_fails_fast_on_an_unknown_scenario(recipe):
     result, tested_url = recipe(MOCK_SERVER_SCENARIO="nope")
     assert result.returncode != 0
-    assert "No scenario named 'nope'" in result.stderr
+    assert "no scenario named 'nope'" in result.stderr
     assert "exited before it was healthy" in result.stderr  # the server's exit, not the 30 s timeout, ended the wait
     assert tested_url is None
 
