@@ -39,7 +39,8 @@ dist: $(STAMP)
 	rm -rf $(DIST)/pix_limits_mock_server-*
 	$(BIN)/python -m build --outdir $(DIST) .
 
-## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples reproduce
+## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples
+## reproduce; Ctrl-C stops it (the server exits 0, so make reports no error)
 run: $(STAMP)
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 

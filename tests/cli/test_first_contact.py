@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -295,3 +296,34 @@ def test_every_variable_the_docs_and_recipes_set_is_one_that_is_read():
         if name not in known
     }
     assert unknown == set()
+
+
+def _console_examples(page: Path) -> list[tuple[str, str]]:
+    """(command, output) of each ```text block of `page` that starts with `$ ... mock-server`."""
+    blocks = re.findall(r"```text\n\$ (.*?)\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    return [(command, output) for command, output in blocks if "mock-server" in command]
+
+
+def test_the_getting_started_examples_are_what_the_commands_print(tmp_path, monkeypatch, capsys):
+    """The pages' `$ mock-server ...` blocks, replayed in process in a directory holding `my-scenarios/`."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "getting-started.md"
+    examples = _console_examples(page)
+    assert len(examples) >= 2
+    (tmp_path / "my-scenarios").mkdir()
+    for name in ("payments", "recipients"):
+        shutil.copy(SHIPPED / f"{name}.yaml", tmp_path / "my-scenarios" / f"{name}.yaml")
+    monkeypatch.chdir(tmp_path)
+    for command, output in examples:
+        words = shlex.split(command)
+        with monkeypatch.context() as scoped:
+            while "=" in words[0]:
+                name, _, value = words.pop(0).partition("=")
+                scoped.setenv(name, value)
+            assert words[0] == "mock-server", command
+            try:
+                status = cli.main(words[1:])
+            except SystemExit as ended:
+                status = ended.code
+        out, err = capsys.readouterr()
+        assert status != 0, command  # each shows a refusal
+        assert out + err == output, command
