@@ -486,3 +486,29 @@ def test_a_yaml_body_whose_aliases_stand_for_more_than_2_mib_of_json_is_413(clie
     assert "through its aliases" in assert_error(refused, 413, "payload_too_large")["message"]
     assert client.put("/__mock/state", content=document(99), headers=YAML).status_code == 200
     assert len(client.get("/__mock/accounts/0001-000001").json()["limit_update_requests"]) == 100
+
+
+def test_an_amount_past_decimals_precision_is_a_400_not_a_500(client) -> None:
+    """schemathesis found it: a total_paid_amount of 1e308 in an event whose other problems are cross-checked too
+    made the cents rule raise (Decimal.quantize past 28 digits) and answered 500."""
+    event = {
+        "extraordinary_event_conciliation_key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
+        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
+        "amortization_type": "early_amortization",
+        "total_expected_amount": 9999999999999.992,
+        "total_paid_amount": 1.0144566742128486e308,
+        "status": "pending_conciliation",
+        "reference_date": "2026-11-01",
+        "due_date": "2026-11-30",
+        "paid_at": "2026-11-02",
+        "event_conciliation_list": [
+            {
+                "event_conciliation_key": "0b7e4d2a-9c1f-4a3b-8e5d-6f2a1c9b7d40",
+                "installment_key": "4c8a2e6f-1b3d-4f5a-9c7e-0d2b4f6a8c11",
+            }
+        ],
+    }
+    response = client.put("/__mock/state", json={"events": [event], "accounts": []})
+    body = assert_error(response, 400, "invalid_request")
+    assert {d["field"] for d in body["details"]} >= {"events[0].total_paid_amount", "events[0].paid_at"}
