@@ -288,13 +288,15 @@ def test_every_variable_the_docs_and_recipes_set_is_one_that_is_read():
         *sorted((repository / "examples").rglob("*.sh")),
         *sorted((repository / "deploy").rglob("*")),
     ]
-    unknown = {
-        f"{path.relative_to(repository)}: {name}"
-        for path in files
-        if path.is_file()
-        for name in re.findall(r"\bMOCK_SERVER_[A-Z][A-Z_]*[A-Z]\b", path.read_text(encoding="utf-8"))
-        if name not in known
-    }
+    unknown = set()
+    for path in files:
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        shown_as_typos = set(re.findall(r"warning: (MOCK_SERVER_\w+) is not a variable", text))  # the warning shown
+        for name in re.findall(r"\bMOCK_SERVER_[A-Z][A-Z_]*[A-Z]\b", text):
+            if name not in known and name not in shown_as_typos:
+                unknown.add(f"{path.relative_to(repository)}: {name}")
     assert unknown == set()
 
 
@@ -320,6 +322,7 @@ def test_the_getting_started_examples_are_what_the_commands_print(tmp_path, monk
                 name, _, value = words.pop(0).partition("=")
                 scoped.setenv(name, value)
             assert words[0] == "mock-server", command
+            status: int | str | None
             try:
                 status = cli.main(words[1:])
             except SystemExit as ended:
