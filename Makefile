@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
+.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,15 @@ lock:
 upgrade-check:
 	$(PYTHON) scripts/lock.py upgrade-check --python $(PYTHON)
 
-## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples reproduce
+## make dist: the sdist and the wheel into $(DIST)/ (the wheel holds the mock_server package alone); then
+## `pip install dist/pix_limits_mock_server-*.whl` anywhere, or `pipx install dist/pix_limits_mock_server-*.whl`
+DIST ?= dist
+dist: $(STAMP)
+	rm -rf $(DIST)/pix_limits_mock_server-*
+	$(BIN)/python -m build --outdir $(DIST) .
+
+## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples
+## reproduce; Ctrl-C stops it (the server exits 0, so make reports no error)
 run: $(STAMP)
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
@@ -68,7 +76,7 @@ fuzz: $(STAMP)
 	$(BIN)/python scripts/fuzz.py --max-examples $(FUZZ_EXAMPLES)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist site *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build $(DIST) site *.egg-info
 
 ## make bench: end-to-end benchmark over loopback with wrk (installed if missing) -> BENCHMARKS.md. Not part of CI.
 bench: $(STAMP)

@@ -1,8 +1,8 @@
 """A stateful mock of the Extraordinary Amortization Query and PIX Limits Interface, for contract testing.
 
 The parts and the one direction of their imports are drawn in ARCHITECTURE.md (a test holds the package to them):
-the porch (this package's top-level modules: app, settings, cli, probe, pytest_plugin, schemathesis_hooks) ->
-admin, api -> http, scenarios -> state -> spec -> wire -> domain.
+the porch (this package's top-level modules: app, settings, cli, environment, probe, pytest_plugin,
+schemathesis_hooks) -> admin, api -> http, scenarios -> state -> spec -> wire -> domain.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from mock_server.app import create_app
     from mock_server.settings import Settings
 
-__all__ = ["Settings", "create_app"]
+__all__ = ["Settings", "__version__", "create_app"]
+
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it here); `mock-server --version`
 
 
 def __getattr__(name: str) -> Any:

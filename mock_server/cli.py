@@ -1,6 +1,7 @@
 """`mock-server [serve|check|verify-provider]`: argv and MOCK_SERVER_* variables -> Settings -> uvicorn.
 
-The only module that knows uvicorn.
+The only module that knows uvicorn. `mock-server check` has a parser of its own (its own --help); `healthcheck`
+and `wait` are probe.py's.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import copy
 import gc
 import json
 import logging
-import os
 import signal
 import ssl
 import sys
@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 import uvicorn
 from starlette.types import ASGIApp
 
-from mock_server import probe
+from mock_server import __version__, environment, probe
 from mock_server.domain.clock import parse_instant
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
+from mock_server.domain.words import counted
 from mock_server.http.connection import protocol_class
 from mock_server.http.outbound import Outbound, parse_header, tls_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
@@ -36,25 +37,17 @@ from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
 
 EXIT_INVALID = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
 PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main}
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
+COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
-
-
-def _env(name: str, default: str | None = None) -> str | None:
-    return os.environ.get(f"MOCK_SERVER_{name.upper().replace('-', '_')}", default)
-
-
-def _flag(name: str) -> bool:
-    return (_env(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _instant(value: str) -> datetime:
     try:
         at = parse_instant(value)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: one without an offset, compared with the aware bounds
         at = None
     if at is None or at.tzinfo is None:
         raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 date-time with a UTC offset")
@@ -69,6 +62,12 @@ def _at_least_one(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
     return number
+
+
+def _port(value: str) -> int:
+    if not value.strip().isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0-65535; 0 picks a free one)")
+    return int(value)
 
 
 def _size(value: str) -> int:
@@ -108,14 +107,14 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--journal",
         type=_size,
-        default=_env("journal", str(bounds.journal_bytes)),
+        default=environment.default("journal", str(bounds.journal_bytes)),
         metavar="SIZE|off",
         help="bytes of request journal per session, e.g. 4MiB (default 4MiB); off: no journal (load runs)",
     )
     group.add_argument(
         "--journal-total",
         type=_size,
-        default=_env("journal_total", str(bounds.journal_total_bytes)),
+        default=environment.default("journal_total", str(bounds.journal_total_bytes)),
         metavar="SIZE",
         help="bytes of journal over every session together (default 256MiB); the oldest entries go first",
     )
@@ -128,7 +127,7 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
         group.add_argument(
             f"--max-{name}",
             type=_count,
-            default=_env(f"max_{name}", str(value)),
+            default=environment.default(f"max_{name}", str(value)),
             metavar="N",
             help=f"{what} (default %(default)s; beyond: 409 capacity_exceeded)",
         )
@@ -142,17 +141,23 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
         group.add_argument(
             f"--{name}-timeout",
             type=_seconds,
-            default=_env(f"{name}_timeout", str(seconds)),
+            default=environment.default(f"{name}_timeout", str(seconds)),
             metavar="SECONDS",
             help=f"{what} this long (default %(default)s)",
         )
     group.add_argument(
         "--max-header-bytes",
         type=_size,
-        default=_env("max_header_bytes", str(limits.max_header_bytes)),
+        default=environment.default("max_header_bytes", str(limits.max_header_bytes)),
         metavar="SIZE",
         help="request line and headers together (default 64k; beyond: 431 headers_too_large)",
     )
+
+
+ENVIRONMENT_EPILOG = (
+    "Every option can also be set as MOCK_SERVER_<NAME>, e.g. MOCK_SERVER_PORT=0 (a flag wins over its variable; "
+    "an empty variable counts as unset)."
+)
 
 
 def _shadow_options(parser: argparse.ArgumentParser) -> None:
@@ -161,12 +166,12 @@ def _shadow_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("shadow mode (public calls answered by a real backend, compared with the mock)")
     group.add_argument(
         "--shadow",
-        default=_env("shadow"),
+        default=environment.default("shadow"),
         metavar="URL",
         help="forward every public call to the backend at URL and answer with its answer; the mock answers the same "
         "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
     )
-    variable = _env("shadow_header")
+    variable = environment.default("shadow_header")
     group.add_argument(
         "--shadow-header",
         type=_header,
@@ -181,14 +186,13 @@ def _shadow_options(parser: argparse.ArgumentParser) -> None:
         ("key", "private key (PEM) of --shadow-cert, if not in its file"),
         ("cacert", "CA certificate(s) (PEM) the backend's certificate is checked with (default: the system's)"),
     ):
-        value = _env(f"shadow_{name}")
         group.add_argument(
-            f"--shadow-{name}", type=Path, default=Path(value) if value else None, metavar="FILE", help=what
+            f"--shadow-{name}", type=Path, default=environment.default(f"shadow_{name}"), metavar="FILE", help=what
         )
     group.add_argument(
         "--shadow-timeout",
         type=_seconds,
-        default=_env("shadow_timeout", str(settings.shadow_timeout)),
+        default=environment.default("shadow_timeout", str(settings.shadow_timeout)),
         metavar="SECONDS",
         help="the backend gets this long to answer a forwarded call, else 502 backend_unreachable "
         "(default %(default)s)",
@@ -215,87 +219,125 @@ def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(f"the --shadow TLS files cannot be used: {exc}")
 
 
+def _fixtures_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        default=environment.default("fixtures", Settings().fixtures),
+        metavar="DIR",
+        help="directory of scenario files, NAME.yaml or NAME.yml each (default: the shipped scenarios)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
+    """`mock-server [serve]`: the server's options."""
     defaults = Settings()
     parser = argparse.ArgumentParser(
         prog="mock-server",
+        # Short, so that a usage error's one line is not lost under every option (--help lists them all).
+        usage="%(prog)s [serve] [OPTION ...]\n"
+        "       %(prog)s check [--fixtures DIR]\n"
+        "       %(prog)s healthcheck [URL] [OPTION ...]\n"
+        "       %(prog)s wait URL [OPTION ...]\n"
+        "       %(prog)s verify-provider --target URL [OPTION ...]",
         description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
-        epilog="Every option can also be set as MOCK_SERVER_<NAME>, e.g. MOCK_SERVER_PORT=0.",
+        epilog=ENVIRONMENT_EPILOG,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"mock-server {__version__}", help="print the version and exit"
     )
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "check", *PROBES, VERIFY_PROVIDER),
+        choices=COMMANDS,
         default="serve",
-        help="serve (default); check the scenario files and exit; healthcheck (a container's HEALTHCHECK) or "
-        "wait URL (a CI start): see `mock-server healthcheck --help`, `mock-server wait --help`; verify-provider: "
-        "check a real implementation against the mock, see `mock-server verify-provider --help`",
+        help="serve (default); check the scenario files and exit (`mock-server check --help`); healthcheck (a "
+        "container's HEALTHCHECK) or wait URL (a CI start): see `mock-server healthcheck --help`, "
+        "`mock-server wait --help`; verify-provider: check a real implementation against the mock, see "
+        "`mock-server verify-provider --help`",
     )
     parser.add_argument(
-        "--host", default=_env("host", defaults.host), help="interface to listen on (default %(default)s)"
+        "--host",
+        default=environment.default("host", defaults.host),
+        help="interface to listen on (default %(default)s)",
     )
-    # String defaults from MOCK_SERVER_* go through `type` like a flag would: a bad value is a usage error (exit 2).
+    # A default from MOCK_SERVER_* is text that goes through `type` like a flag's value: a bad one is a usage
+    # error (exit 2) naming the variable (environment.name_variables).
     parser.add_argument(
         "--port",
-        type=int,
-        default=_env("port", str(defaults.port)),
+        type=_port,
+        default=environment.default("port", str(defaults.port)),
         help="port (default %(default)s; 0 picks a free one)",
     )
-    parser.add_argument(
-        "--fixtures",
-        type=Path,
-        default=Path(_env("fixtures", str(defaults.fixtures)) or "."),
-        help="directory of scenario files (default: the shipped scenarios)",
-    )
+    _fixtures_option(parser)
     parser.add_argument(
         "--scenario",
-        default=_env("scenario", defaults.scenario),
+        default=environment.default("scenario", defaults.scenario),
         help="scenario sessions start from (default %(default)s)",
     )
     parser.add_argument(
-        "--no-admin", action="store_true", default=_flag("no_admin"), help="answer 404 on /__mock/* except health"
+        "--no-admin",
+        action="store_true",
+        default=environment.default("no_admin", False),
+        help="answer 404 on /__mock/* except health",
     )
     parser.add_argument(
         "--admin-token",
-        default=_env("admin_token"),
+        default=environment.default("admin_token", empty_is_unset=False),  # empty: refused in main()
         help="require Authorization: Bearer TOKEN on /__mock/* except health",
     )
     parser.add_argument(
-        "--seed", type=int, default=_env("seed") or None, help="make generated ids deterministic per session"
+        "--seed", type=int, default=environment.default("seed"), help="make generated ids deterministic per session"
     )
     parser.add_argument(
         "--max-sessions",
         type=_at_least_one,
-        default=_env("max_sessions", str(defaults.max_sessions)),
+        default=environment.default("max_sessions", str(defaults.max_sessions)),
         help="sessions kept; beyond, the least recently used idle one is evicted (default %(default)s)",
     )
     parser.add_argument(
         "--clock",
         type=_instant,
-        default=_env("clock") or None,
+        default=environment.default("clock"),
         help="start every session with its clock frozen at this ISO 8601 date-time",
     )
     parser.add_argument(
         "--log-level",
+        type=str.lower,
         choices=LOG_LEVELS,
-        default=(_env("log_level", defaults.log_level) or "").lower(),
+        default=environment.default("log_level", defaults.log_level),
         help="log level (default %(default)s; info also logs every request)",
     )
     parser.add_argument(
         "--validate-responses",
         action="store_true",
-        default=_flag("validate_responses"),
+        default=environment.default("validate_responses", False),
         help="check every response against the spec; a violation is logged and answered as a 500",
     )
     parser.add_argument(
         "--coverage-report",
         type=Path,
-        default=_env("coverage_report") or None,
+        default=environment.default("coverage_report"),
         metavar="FILE",
         help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
     )
     _bound_options(parser)
     _shadow_options(parser)
+    environment.name_variables(parser)
+    return parser
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    """`mock-server check`: its own usage and options (it reads the scenario files and serves nothing)."""
+    parser = argparse.ArgumentParser(
+        prog="mock-server check",
+        description="Read and check every scenario file of a directory, as the server does at start-up, and exit: "
+        "0 when all are valid (their names are printed), 2 with every problem of every file, one a line "
+        "(FILE:LINE:COLUMN: PATH: what is wrong).",
+        epilog="--fixtures can also be set as MOCK_SERVER_FIXTURES.",
+    )
+    _fixtures_option(parser)
+    environment.name_variables(parser)
     return parser
 
 
@@ -345,8 +387,36 @@ def check(fixtures: Path) -> int:
         for problem in exc.problems:
             print(problem, flush=True)
         return EXIT_INVALID
-    print(f"{len(scenarios)} scenarios valid in {fixtures}: {', '.join(scenarios)}", flush=True)
+    if not scenarios:  # nothing wrong in it, and nothing to serve either: most likely the wrong directory
+        print(f"{fixtures}: {NO_SCENARIO_FILE}", flush=True)
+        return EXIT_INVALID
+    print(f"{counted(len(scenarios), 'scenario')} valid in {fixtures}: {', '.join(scenarios)}", flush=True)
+    default = Settings().scenario
+    if default not in scenarios:
+        print(
+            f"note: none is named {default!r}, the one `mock-server` starts from: serve these with "
+            f"--scenario NAME (e.g. --scenario {next(iter(scenarios))})",
+            flush=True,
+        )
     return 0
+
+
+NO_SCENARIO_FILE = "no scenario file (NAME.yaml or NAME.yml) in this directory"
+
+
+def scenario_not_found(fixtures: Path, missing: ScenarioNotFound) -> str:
+    """What `serve` says when the scenario to start from is not in the directory: which ones are, how to pick."""
+    if not missing.known:
+        return (
+            f"{fixtures}: {NO_SCENARIO_FILE}, so there is no scenario {missing.name!r} to start from: add "
+            f"{missing.name}.yaml there, or point --fixtures (MOCK_SERVER_FIXTURES) at your scenario files"
+        )
+    return (
+        f"{fixtures}: no scenario named {missing.name!r} to start sessions from; "
+        f"{counted(len(missing.known), 'scenario')} there: {', '.join(missing.known)}.\n"
+        f"Pick one with --scenario NAME (or MOCK_SERVER_SCENARIO=NAME), e.g. "
+        f"`mock-server --fixtures {fixtures} --scenario {missing.known[0]}`, or add {missing.name}.yaml there."
+    )
 
 
 class _Server(uvicorn.Server):
@@ -361,7 +431,8 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         # uvicorn stops gracefully, then raises the signal again: SIGTERM ends the process by the signal (a shell
         # reports 143); SIGINT raises KeyboardInterrupt, or nothing when it is ignored (a background job of a
-        # non-interactive shell). serve() turns both SIGINT outcomes into one exit status, 130.
+        # non-interactive shell). serve() turns both SIGINT outcomes into exit status 0: Ctrl-C is how a server
+        # in a terminal is stopped, not a failure (`make run` would report "Error 130" for a status of 130).
         self.interrupted = self.interrupted or sig == signal.SIGINT
         super().handle_exit(sig, frame)
 
@@ -410,6 +481,11 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
     )
 
 
+def ready_banner(scenario: str, events: int, accounts: int) -> str:
+    """The ready line's tail: `(scenario default: 4 events, 2 accounts)`, `(scenario one: 1 event, 1 account)`."""
+    return f"(scenario {scenario}: {counted(events, 'event')}, {counted(accounts, 'account')})"
+
+
 def serve(settings: Settings) -> int:
     from mock_server.app import create_app  # after argument errors are out of the way
 
@@ -421,12 +497,12 @@ def serve(settings: Settings) -> int:
             print(problem, file=sys.stderr, flush=True)
         return EXIT_INVALID
     except ScenarioNotFound as exc:
-        print(f"{settings.fixtures}: {exc.message}", file=sys.stderr, flush=True)
+        print(scenario_not_found(settings.fixtures, exc), file=sys.stderr, flush=True)
         return EXIT_INVALID
     # The seed never becomes garbage: out of the collector's sight, a million events cost no GC pauses.
     gc.freeze()
     scenario = app.state.sessions.scenarios[settings.scenario]
-    banner = f"(scenario {scenario.name}: {len(scenario.events)} events, {len(scenario.accounts)} accounts)"
+    banner = ready_banner(scenario.name, len(scenario.events), len(scenario.accounts))
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
@@ -434,9 +510,9 @@ def serve(settings: Settings) -> int:
     try:
         server.run()
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
     if server.interrupted:
-        return EXIT_INTERRUPTED
+        return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
 
@@ -469,16 +545,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mock_server.provider import command  # httpx and the flows, only for this command
 
         return command.main(arguments[1:], oracle)
-    parser = _parser()
-    args = parser.parse_args(arguments)
-    if args.log_level not in LOG_LEVELS:  # argparse checks `choices` of flags only, not of MOCK_SERVER_LOG_LEVEL
-        parser.error(f"argument --log-level: invalid choice: {args.log_level!r} (choose from {', '.join(LOG_LEVELS)})")
+    serve_parser, check_parser = _parser(), _check_parser()
+    # A MOCK_SERVER_* variable no option reads is most likely a typo of one that is: say so before anything else.
+    environment.warn_unknown("mock-server", environment.variables_read_by(serve_parser, check_parser), sys.stderr)
+    if arguments and arguments[0] == "check":
+        return check(check_parser.parse_args(arguments[1:]).fixtures)
+    args = serve_parser.parse_args(arguments)
+    if args.command == "check":  # `mock-server --fixtures DIR check`: the command after the options
+        return check(args.fixtures)
     if args.admin_token is not None and not args.admin_token.strip():
         # An empty token would make `Authorization: Bearer` with nothing after it the password.
-        parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
-    _check_shadow(parser, args)
-    if args.command == "check":
-        return check(args.fixtures)
+        serve_parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
+    _check_shadow(serve_parser, args)
     return serve(settings_from(args))
 
 

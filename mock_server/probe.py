@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mock_server import environment
+
 HEALTH_PATH = "/__mock/health"
 UNHEALTHY = 1
 # `mock-server ready on URL (...)`: the line `serve` prints on stdout once its socket accepts requests.
@@ -140,10 +142,6 @@ def _positive(value: str) -> float:
     return number
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(f"MOCK_SERVER_{name}", default)
-
-
 def healthcheck_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="mock-server healthcheck",
@@ -152,11 +150,17 @@ def healthcheck_main(argv: Sequence[str]) -> int:
         "reason on stderr. One attempt, bounded by --timeout: for a container's HEALTHCHECK.",
     )
     parser.add_argument("url", nargs="?", help="the server's base URL (default: from --host and --port)")
-    parser.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="the server's --host (default %(default)s)")
     parser.add_argument(
-        "--port", type=int, default=_env("PORT", "8000"), help="the server's --port (default %(default)s)"
+        "--host", default=environment.default("host", "127.0.0.1"), help="the server's --host (default %(default)s)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=environment.default("port", "8000"),
+        help="the server's --port (default %(default)s)",
     )
     parser.add_argument("--timeout", type=_positive, default=3.0, help="seconds to wait for the answer (default 3)")
+    environment.name_variables(parser)  # a bad MOCK_SERVER_PORT is named as such, as `serve` names it
     args = parser.parse_args(argv)
     url = args.url
     if url is None:

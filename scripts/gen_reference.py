@@ -89,7 +89,7 @@ def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 def environment_variable(argv: Sequence[str], action: argparse.Action) -> str | None:
     """The MOCK_SERVER_* variable that changes this option's default, if any."""
-    if not action.option_strings:
+    if not action.option_strings or isinstance(action, argparse._VersionAction):
         return None
     name = f"{ENV_PREFIX}{action.dest.upper()}"
     plain = _default_of(parser_of(argv), action.dest)
@@ -121,7 +121,7 @@ def settings_set_by(argv: Sequence[str], parser: argparse.ArgumentParser) -> dic
     plain = _flatten(settings_from(baseline))
     found: dict[str, list[str]] = {}
     for action in _options(parser):
-        if not action.option_strings:
+        if not action.option_strings or isinstance(action, argparse._VersionAction):  # it prints and exits
             continue
         flag = action.option_strings[-1]
         if action.nargs == 0:
@@ -191,6 +191,8 @@ def _value(action: argparse.Action) -> str:
 
 
 def _option_default(action: argparse.Action) -> str:
+    if action.default == argparse.SUPPRESS:
+        return ""
     if action.nargs == 0:
         return "off" if action.default is False else _code(action.default)
     return _shown(action.default)

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from mock_server.domain.words import counted
+
 # An error echoes what the client sent (a value, an unknown key): each text is cut at this many characters, so
 # an error body stays small however big the request (0.9 MB of unknown keys once gave a 3.4 MB error body).
 MAX_ECHO_CHARS = 300
@@ -82,7 +84,9 @@ class ApiError(Exception):
                 used += len(field) + len(message)
                 if used > MAX_DETAILS_CHARS:
                     left = len(self.details) - index
-                    details.append({"field": "", "message": f"{left} more problems not listed (the body is cut)"})
+                    details.append(
+                        {"field": "", "message": f"{counted(left, 'more problem')} not listed (the body is cut)"}
+                    )
                     break
                 details.append({"field": field, "message": message})
             body["details"] = details
@@ -172,7 +176,15 @@ class LimitNotFound(ApiError):
 
 
 class ScenarioNotFound(ApiError):
+    """No scenario of that name: the message names the ones there are, so the next try can be right."""
+
     status, code = 404, "scenario_not_found"
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name = name
+        self.known = sorted(known)
+        there = f"the scenarios are {', '.join(self.known)}" if self.known else "there is no scenario at all"
+        super().__init__(bounded_text(f"No scenario named {name!r}; {there}.", MAX_MESSAGE_CHARS))
 
 
 class FaultNotFound(ApiError):

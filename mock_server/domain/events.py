@@ -11,8 +11,6 @@ from mock_server.domain.clock import parse_date
 from mock_server.domain.errors import Detail, InvalidRequest, InvalidTransition
 from mock_server.domain.models import CANCELED, PAID, PENDING, Event
 
-CENT = Decimal("0.01")
-
 # (status, action) -> next status. Anything missing is not allowed: paid and canceled are terminal.
 # A partial payment leaves the event pending (interface: "pending_conciliation means not yet paid or
 # partially paid"); settling it, by paying the open balance, makes it paid.
@@ -43,7 +41,13 @@ def to_money(value: int | float | Decimal) -> Decimal:
 
 
 def has_cents_precision(amount: Decimal) -> bool:
-    return amount == amount.quantize(CENT)
+    """Whether a finite `amount` has no digit past the cents (1.500 has none). Read from its digits, not with
+    `quantize`, which raises InvalidOperation for an amount of more than 28 digits (1e308, a schemathesis find)."""
+    _, digits, exponent = amount.as_tuple()
+    if not isinstance(exponent, int):  # NaN or infinity: no cents at all
+        return False
+    past_cents = -exponent - 2  # how many of its last digits lie past the cents
+    return past_cents <= 0 or not any(digits[-past_cents:])
 
 
 def _with_status(event: Event, status: str, **changes: object) -> Event:

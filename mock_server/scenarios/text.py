@@ -36,6 +36,7 @@ import ryml  # type: ignore[import-untyped]
 import yaml
 
 from mock_server.domain.errors import FieldPath
+from mock_server.scenarios.yaml_errors import describe
 from mock_server.spec.openapi import FastSafeLoader
 from mock_server.wire.decoding import SCENARIO_JSON, DuplicateKey, reject_constant, unique_keys
 
@@ -177,10 +178,10 @@ def _at(mark: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> Located:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    reason = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p) or str(exc)
-    return Located(*_at(mark), (), f"not a safe YAML document: {reason}")
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> Located:
+    """A syntax error in plain words, where the text needs mending (scenarios/yaml_errors.py)."""
+    place, message = describe(exc, text)
+    return Located(*place, (), message)
 
 
 def _shown_tag(tag: str) -> str:
@@ -270,7 +271,7 @@ def _compose(text: str) -> yaml.Node | None:
         root: yaml.Node | None = loader.get_single_node()
         return root
     except yaml.YAMLError as exc:
-        raise Unreadable([_yaml_problem(exc)]) from None
+        raise Unreadable([_yaml_problem(exc, text)]) from None
     finally:
         loader.dispose()
 
@@ -383,7 +384,7 @@ def _read_yaml(text: str) -> Document:
     try:
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
-        raise Unreadable([_yaml_problem(exc)]) from None
+        raise Unreadable([_yaml_problem(exc, text)]) from None
     except (ValueError, OverflowError) as exc:  # an explicit tag's bad value (`!!timestamp 2026-02-30`)
         raise Unreadable([Located(1, 1, (), f"cannot be read: {exc}")]) from None
     finally:

@@ -20,6 +20,7 @@ from referencing.jsonschema import DRAFT202012
 
 from mock_server.domain.documents import is_valid_document
 from mock_server.domain.errors import Detail, FieldPath
+from mock_server.domain.words import counted
 from mock_server.spec.resources import data_path
 
 if TYPE_CHECKING:
@@ -219,7 +220,11 @@ class SchemaCheck:
                         del messages[path]
         details = sorted((Detail(path, "; ".join(found)) for path, found in messages.items()), key=lambda d: d.field)
         if cut and limit is not None:
-            more = "more problems may follow" if not left_out else f"at least {left_out} more problems not listed"
+            more = (
+                "more problems may follow"
+                if not left_out
+                else f"at least {counted(left_out, 'more problem')} not listed"
+            )
             details.append(
                 Detail(
                     prefix,
@@ -227,7 +232,9 @@ class SchemaCheck:
                 )
             )
         elif left_out:
-            details.append(Detail(prefix, f"{left_out} more problems not listed (details stop at {limit} fields)"))
+            details.append(
+                Detail(prefix, f"{counted(left_out, 'more problem')} not listed (details stop at {limit} fields)")
+            )
         return details
 
 

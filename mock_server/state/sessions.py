@@ -12,6 +12,7 @@ from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
 from mock_server.domain.errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
 from mock_server.domain.models import Scenario
+from mock_server.domain.words import counted
 from mock_server.state.bounds import Bounds
 from mock_server.state.divergences import Divergences
 from mock_server.state.faults import Faults
@@ -151,7 +152,7 @@ class Sessions:
         bounds: Bounds | None = None,
     ) -> None:
         if default_scenario not in scenarios:
-            raise ScenarioNotFound(f"No scenario named {default_scenario!r}.")
+            raise ScenarioNotFound(default_scenario, scenarios)
         self.scenarios = scenarios
         self.default_scenario = default_scenario
         self.max_sessions = max_sessions
@@ -245,7 +246,7 @@ class Sessions:
         try:
             return self.scenarios[name]
         except KeyError:
-            raise ScenarioNotFound(f"No scenario named {name!r}.") from None
+            raise ScenarioNotFound(name, self.scenarios) from None
 
     def clear(self) -> None:
         """Forget every session and eviction: the next call of each starts from its seed again."""
@@ -265,7 +266,7 @@ class Sessions:
             if explicit:
                 break  # every session it may evict is in flight: exceed the cap for now rather than lose one
             raise TooManySessions(
-                f"Session {name!r} cannot be made: the server holds {len(self._sessions)} sessions "
+                f"Session {name!r} cannot be made: the server holds {counted(len(self._sessions), 'session')} "
                 f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
                 "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
             )

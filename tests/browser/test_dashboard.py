@@ -42,11 +42,54 @@ def test_the_dashboard_shows_the_sessions_events_accounts_and_clock(page: Page, 
     expect(event_row(page, PAID).locator("button.pay")).to_be_disabled()
     expect(page.locator("#accounts article.account")).to_have_count(2)
     withdraw = page.locator(f"article[data-account='{ACCOUNT}'] .timeline[data-mode='withdraw'][data-source='account']")
-    # 06:00 R$ 5k; 20:00 R$ 3k drawn until midnight and again from midnight to 06:00.
+    # 06:00 R$ 5.000,00; 20:00 R$ 3.000,00 drawn until midnight and again from midnight to 06:00.
     expect(withdraw.locator(".segment")).to_have_count(3)
-    expect(withdraw.locator(".segment[data-start='06:00:00-03:00']")).to_have_text("R$ 5k")
+    expect(withdraw.locator(".segment[data-start='06:00:00-03:00']")).to_have_text("R$ 5.000,00")
     expect(page.locator("#clock-now")).to_have_text("2026-11-21T10:00:00.000-03:00")
     expect(page.locator("#clock-mode")).to_have_text("frozen")
+
+
+def test_amounts_dates_and_times_read_the_brazilian_way_in_a_us_browser(page: Page, server: Server) -> None:
+    """The page's browser says en-US (conftest): amounts still read R$ 5.000,00, the clock's field dd/mm/aaaa and
+    24-hour times, never a 12-hour picker or "R$ 5k" (issue 23)."""
+    assert page.evaluate("navigator.language") == "en-US"
+    open_dashboard(page, server)
+    expect(event_row(page, PENDING).locator("td").nth(2)).to_have_text("R$ 1.500,00")
+    expect(event_row(page, PARTIAL).locator("td").nth(4)).to_have_text("R$ 750,25")  # paid so far
+    card = page.locator(f"article[data-account='{ACCOUNT}']")
+    night = card.locator(".timeline[data-mode='withdraw'][data-source='account'] .segment[data-start='20:00:00-03:00']")
+    expect(night.first).to_have_text("R$ 3.000,00")
+    # Text fields in Brazil's layout: a native picker would show the browser's 12-hour, month-first format.
+    clock = page.locator("#clock-at")
+    expect(clock).to_have_attribute("type", "text")
+    expect(clock).to_have_value("21/11/2026 10:00:00")
+    time = card.locator("form.evaluate input[name=time]")
+    expect(time).to_have_attribute("type", "text")
+    expect(time).to_have_value("21:30")
+    expect(card.locator("form.evaluate input[name=amount]")).to_have_value("1.000,00")
+    assert page.locator("input[type=time], input[type=date], input[type=datetime-local]").count() == 0
+    # A 24-hour time past noon and an afternoon clock, typed as a Brazilian types them.
+    clock.fill("21/11/2026 21:45:00")
+    page.locator("#clock-form button[type=submit]").click()
+    expect(page.locator("#clock-now")).to_have_text("2026-11-21T21:45:00.000-03:00")
+    expect(clock).to_have_value("21/11/2026 21:45:00")
+    row = event_row(page, PENDING)
+    row.locator("input.amount").fill("1.234,56")
+    row.locator("button.pay-part").click()
+    expect(row.locator("td").nth(4)).to_have_text("R$ 1.234,56")
+    assert event_status(server, PENDING)["total_paid_amount"] == 1234.56
+    expect(page.locator("#message")).to_have_text(
+        f"Event {PENDING[:8]} is pending conciliation (paid R$ 1.234,56 of R$ 1.500,00)."
+    )
+
+
+def test_an_amount_that_is_not_reais_is_refused_on_the_page(page: Page, server: Server) -> None:
+    open_dashboard(page, server)
+    row = event_row(page, PENDING)
+    row.locator("input.amount").fill("1,2,3")
+    row.locator("button.pay-part").click()
+    expect(page.locator("#message")).to_have_text("Type an amount in reais, such as 1.500,00 or 100,50.")
+    assert event_status(server, PENDING)["total_paid_amount"] == 0
 
 
 def test_pay_pays_the_open_balance(page: Page, server: Server) -> None:
@@ -61,10 +104,10 @@ def test_pay_pays_the_open_balance(page: Page, server: Server) -> None:
 def test_pay_part_pays_the_amount_typed(page: Page, server: Server) -> None:
     open_dashboard(page, server)
     row = event_row(page, PENDING)
-    row.locator("input.amount").fill("100.50")
+    row.locator("input.amount").fill("100,50")
     row.locator("button.pay-part").click()
     expect(row.locator(".badge")).to_have_text("partially paid")
-    expect(row.locator("td").nth(4)).to_have_text("R$ 100.50")
+    expect(row.locator("td").nth(4)).to_have_text("R$ 100,50")
     assert event_status(server, PENDING)["total_paid_amount"] == 100.5
 
 
@@ -91,11 +134,11 @@ def test_the_evaluation_box_applies_the_window_rule_and_marks_the_time(page: Pag
     card = page.locator(f"article[data-account='{ACCOUNT}']")
     box = card.locator("form.evaluate")
     box.locator("select[name=mode]").select_option("withdraw")
-    box.locator("input[name=amount]").fill("3500.00")
+    box.locator("input[name=amount]").fill("3.500,00")
     box.locator("input[name=time]").fill("21:30")
     box.locator("button[type=submit]").click()
     expect(box.locator("output")).to_have_text(
-        "capped at R$ 3,000.00 (window from 20:00, account): R$ 3,500.00 blocked"
+        "capped at R$ 3.000,00 (window from 20:00, account): R$ 3.500,00 blocked"
     )
     marker = card.locator(".timeline[data-mode='withdraw'][data-source='account'] .marker")
     expect(marker).to_be_visible()
@@ -103,10 +146,10 @@ def test_the_evaluation_box_applies_the_window_rule_and_marks_the_time(page: Pag
     assert left is not None and float(left[1]) == pytest.approx((21 * 60 + 30) / 1440 * 100, abs=0.001)
     # Before the day's first window, the previous day's last one applies.
     box.locator("input[name=time]").fill("05:59")
-    box.locator("input[name=amount]").fill("2000.00")
+    box.locator("input[name=amount]").fill("2000")
     box.locator("button[type=submit]").click()
     expect(box.locator("output")).to_have_text(
-        "capped at R$ 3,000.00 (window from 20:00, account): R$ 2,000.00 allowed"
+        "capped at R$ 3.000,00 (window from 20:00, account): R$ 2.000,00 allowed"
     )
 
 
@@ -114,12 +157,12 @@ def test_the_evaluation_uses_the_recipient_lists_windows_for_a_listed_document(p
     open_dashboard(page, server)
     box = page.locator(f"article[data-account='{ACCOUNT}'] form.evaluate")
     box.locator("select[name=mode]").select_option("transaction")
-    box.locator("input[name=amount]").fill("15000.00")
+    box.locator("input[name=amount]").fill("15.000,00")
     box.locator("input[name=time]").fill("10:00")
     box.locator("input[name=document_number]").fill("123.456.789-09")
     box.locator("button[type=submit]").click()
     expect(box.locator("output")).to_have_text(
-        "capped at R$ 20,000.00 (window from 06:00, recipient list): R$ 15,000.00 allowed"
+        "capped at R$ 20.000,00 (window from 06:00, recipient list): R$ 15.000,00 allowed"
     )
 
 
@@ -158,7 +201,7 @@ def test_a_fault_made_on_the_page_hits_the_next_call(page: Page, server: Server)
 
 def test_the_clock_controls_freeze_shift_and_release(page: Page, server: Server) -> None:
     open_dashboard(page, server)
-    page.locator("#clock-at").fill("2026-12-01T08:30:00")
+    page.locator("#clock-at").fill("01/12/2026 08:30:00")
     page.locator("#clock-form button[type=submit]").click()
     expect(page.locator("#clock-now")).to_have_text("2026-12-01T08:30:00.000-03:00")
     page.locator("#clock-form button[data-shift='3600']").click()
@@ -238,14 +281,14 @@ def test_screenshot_of_a_busy_dashboard(watched: tuple[Page, Watch], server: Ser
         client.post(f"/limits/account/{ACCOUNT}/recipient_list/recipient", json={"document_number": "123.456.789-00"})
     open_dashboard(page, server)
     row = event_row(page, PENDING)
-    row.locator("input.amount").fill("400.00")
+    row.locator("input.amount").fill("400,00")
     row.locator("button.pay-part").click()
     expect(row.locator(".badge")).to_have_text("partially paid")
     page.locator("#fault-operation").select_option("addRecipient")
     page.locator("#fault-form button[type=submit]").click()
     expect(page.locator("#faults tbody tr td").nth(1)).to_have_text("addRecipient")
     box = page.locator(f"article[data-account='{ACCOUNT}'] form.evaluate")
-    box.locator("input[name=amount]").fill("3500.00")
+    box.locator("input[name=amount]").fill("3.500,00")
     box.locator("button[type=submit]").click()
     expect(box.locator("output")).to_contain_text("blocked")
     expect(page.locator("#journal tbody tr")).to_have_count(3)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import Server, screenshot
+from tests.browser.conftest import TOKEN, Server, open_page, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -51,3 +51,30 @@ def test_the_spec_selector_switches_between_the_two_documents(page: Page, server
     page.locator(".topbar select").select_option("Test-control API (/__mock)")
     expect(page.locator("#operations-events-mockPayEvent")).to_be_visible()
     expect(page.locator("#operations-pages-mockDashboard")).to_be_visible()
+
+
+def test_the_bar_holds_the_one_token_field(browser: Browser, token_server: Server) -> None:
+    """Swagger UI's own Authorize button (and each operation's padlock) made a second token field beside the bar's
+    (issue 23): only the bar's is left, and it is the one every call carries, the admin spec's fetch included."""
+    page, watch, context = open_page(browser, token_server.url)
+    try:
+        page.goto(token_server.url + "/__mock/docs")
+        expect(page.locator("#operations-limits-registerAccountLimit")).to_be_visible()
+        page.locator("#token").fill(TOKEN)
+        page.locator(".topbar select").select_option("Test-control API (/__mock)")  # fetched with the bar's token
+        operation = page.locator("#operations-clock-mockGetClock")
+        expect(operation).to_be_visible()
+        expect(page.locator("input[type=password]")).to_have_count(1)
+        expect(page.locator("#token")).to_be_visible()
+        expect(page.locator(".auth-wrapper, button.authorize, button.authorization__btn")).to_have_count(0)
+        operation.locator(".opblock-summary").click()
+        expect(page.locator("input[type=password]")).to_have_count(1)  # none appears with the operation open
+        operation.locator("button.execute").click()
+        expect(operation.locator(".live-responses-table tbody .response-col_status")).to_have_text("200")
+        watch.expected_errors.append(r"status of 401")  # the call made with the token cleared, next
+        page.locator("#token").fill("")
+        operation.locator("button.execute").click()
+        expect(operation.locator(".live-responses-table tbody .response-col_status")).to_have_text("401")
+    finally:
+        context.close()
+    assert not watch.foreign and not watch.errors, (watch.foreign, watch.errors)

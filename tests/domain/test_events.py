@@ -224,7 +224,23 @@ def test_to_money_does_not_carry_float_noise() -> None:
 
 @pytest.mark.parametrize(
     ("amount", "expected"),
-    [("1", True), ("1.5", True), ("1.25", True), ("1.250", True), ("1.255", False), ("0.001", False)],
+    [
+        ("1", True),
+        ("1.5", True),
+        ("1.25", True),
+        ("1.250", True),
+        ("1.255", False),
+        ("0.001", False),
+        ("0E-10", True),
+        ("-1.10", True),
+        # past the 28 digits of Decimal's context, where quantize raised InvalidOperation (a 500 in PUT /__mock/state)
+        ("1.0144566742128486e+308", True),
+        ("1.0773833897682399e-209", False),
+        ("12345678901234567890123456789012.345", False),
+        ("12345678901234567890123456789012.340", True),
+        ("NaN", False),
+        ("Infinity", False),
+    ],
 )
 def test_cents_precision(amount: str, expected: bool) -> None:
     assert has_cents_precision(Decimal(amount)) is expected

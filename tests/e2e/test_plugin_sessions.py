@@ -250,7 +250,7 @@ def test_a_session_the_server_refuses_to_make_is_a_setup_error_naming_why(projec
     result.stdout.fnmatch_lines(
         [
             "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 404 scenario_not_found: "
-            "No scenario named 'nope'.",
+            "No scenario named 'nope'; the scenarios are default, empty, payments, recipients.",
         ]
     )
     result.stdout.fnmatch_lines(

@@ -183,9 +183,10 @@ def test_without_shadow_mode_there_is_no_backend_and_no_divergence(client) -> No
         (["--shadow", "https://127.0.0.1:1", "--shadow-cacert", "/nonexistent.pem"], "TLS files cannot be used"),
     ],
 )
-def test_wrong_shadow_options_are_usage_errors(capsys, args: list[str], message: str) -> None:
+def test_wrong_shadow_options_are_usage_errors(capsys, monkeypatch, args: list[str], message: str) -> None:
+    monkeypatch.setattr(cli, "serve", lambda settings: pytest.fail("served with wrong shadow options"))
     with pytest.raises(SystemExit) as exited:
-        cli.main(["check", *args])
+        cli.main(args)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
 

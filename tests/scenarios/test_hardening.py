@@ -198,7 +198,7 @@ def test_a_surrogate_escape_in_yaml_is_refused_by_libyaml_at_its_place(loader: S
     problem = only(loader, 'description: ok\naccounts:\n  - account_id: "\\udc80"\n')
     assert (problem.line, problem.message) == (
         3,
-        "not a safe YAML document: while parsing a quoted scalar found invalid Unicode character escape code",
+        "invalid YAML: a '\\u' escape that names no character (a lone UTF-16 surrogate such as \\ud800 is none)",
     )
 
 

@@ -351,7 +351,8 @@ def test_invalid_yaml_syntax_reports_where(loader: ScenarioLoader) -> None:
     problem = only_problem(loader, text)
 
     assert problem.path == ""
-    assert "not a safe YAML document" in problem.message
+    assert problem.message.startswith("invalid YAML: expected ',' or ']' here: the list opened with '[' at line 4,")
+    assert "not a safe YAML document" not in problem.message  # that is for tags, not typos
     assert problem.line > position(text, "[3d9b1a52")[0] - 1
 
 

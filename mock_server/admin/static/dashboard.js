@@ -81,15 +81,34 @@
     say(text, "error");
   }
 
-  // ---- money and time -------------------------------------------------------------------------------------------
-  var decimal = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-  function reais(value) { return "R$ " + decimal.format(Number(value)); }
-  function cents(value) { return "R$ " + decimal.format(Number(value) / 100); }
-  function compactCents(value) {
-    var amount = Number(value) / 100;
-    if (amount >= 1000000) return "R$ " + (amount / 1000000).toFixed(amount % 1000000 ? 1 : 0) + "M";
-    if (amount >= 1000) return "R$ " + (amount / 1000).toFixed(amount % 1000 ? 1 : 0) + "k";
-    return "R$ " + amount.toFixed(0);
+  // ---- money and time: Brazil's way (R$ 5.000,00; 21/11/2026 21:30:00), whatever the browser's own locale -------
+  // Native date and time pickers follow the browser's locale (12-hour, month first in en-US): the fields are text
+  // in dd/mm/aaaa hh:mm:ss and hh:mm instead, read here.
+  var BRL = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" });
+  function reais(value) { return BRL.format(Number(value)); }
+  function cents(value) { return BRL.format(Number(value) / 100); }
+
+  // An amount as typed: "1.234,56", "1234,56", "100" (pt-BR: '.' groups thousands, ',' is the decimal comma), or
+  // "100.50" (a numeric pad's decimal point: a '.' followed by one or two digits). NaN for anything else.
+  function parseReais(text) {
+    var typed = String(text).replace(/^\s*R\$/, "").replace(/\s/g, "");
+    if (/^\d{1,3}(\.\d{3})+(,\d{1,2})?$/.test(typed) || /^\d+(,\d{1,2})?$/.test(typed)) {
+      return Number(typed.replace(/\./g, "").replace(",", "."));
+    }
+    return /^\d+\.\d{1,2}$/.test(typed) ? Number(typed) : NaN;
+  }
+  var AMOUNT_HINT = "an amount in reais, such as 1.500,00 or 100,50";
+
+  // "2026-11-21T10:00:00.000-03:00" (the clock as the server writes it, in -03:00) -> "21/11/2026 10:00:00".
+  function brDateTime(iso) {
+    return iso.slice(8, 10) + "/" + iso.slice(5, 7) + "/" + iso.slice(0, 4) + " " + iso.slice(11, 19);
+  }
+
+  // "21/11/2026 10:00:00" or "21/11/2026 10:00" -> "2026-11-21T10:00:00-03:00", or null when it is not that.
+  function isoFromBr(text) {
+    var m = /^\s*(\d{2})\/(\d{2})\/(\d{4})\s+(\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(text);
+    if (!m) return null;
+    return m[3] + "-" + m[2] + "-" + m[1] + "T" + m[4] + ":" + m[5] + ":" + (m[6] || "00") + "-03:00";
   }
 
   // "06:00:00-03:00" or "09:00:00Z" -> minutes after midnight in -03:00.
@@ -175,7 +194,7 @@
     mode.textContent = clock.frozen ? "frozen" : "running";
     mode.className = "badge " + (clock.frozen ? "frozen" : "running");
     var field = $("clock-at");
-    if (document.activeElement !== field) field.value = clock.now.slice(0, 19);
+    if (document.activeElement !== field) field.value = brDateTime(clock.now);
   }
 
   function loadClock() { return api("GET", "clock").then(drawClock); }
@@ -211,8 +230,8 @@
 
   function eventRow(event) {
     var terminal = TERMINAL[event.status] === true;
-    var amount = el("input", { type: "number", min: "0.01", step: "0.01", placeholder: "amount", "class": "amount",
-      "aria-label": "partial amount", disabled: terminal });
+    var amount = el("input", { type: "text", inputmode: "decimal", placeholder: "0,00", "class": "amount",
+      "aria-label": "partial amount in R$", title: AMOUNT_HINT, disabled: terminal });
     var key = event.extraordinary_event_conciliation_key;
     return el("tr", { "data-key": key, "data-status": event.status }, [
       el("td", { "class": "key", title: key, text: key.slice(0, 8) }),
@@ -228,7 +247,9 @@
         el("button", { type: "button", "class": "pay-part", text: "Pay part", disabled: terminal,
           onclick: function () {
             if (!amount.value) { say("Type the amount to pay first.", "error"); amount.focus(); return; }
-            eventAction(event, "pay", { amount: Number(amount.value) });
+            var value = parseReais(amount.value);
+            if (!(value > 0)) { say("Type " + AMOUNT_HINT + ".", "error"); amount.focus(); return; }
+            eventAction(event, "pay", { amount: value });
           } }),
         el("button", { type: "button", "class": "cancel", text: "Cancel", disabled: terminal,
           onclick: function () { eventAction(event, "cancel"); } })
@@ -257,7 +278,7 @@
         style: "left:" + (s.from / DAY_MIN * 100) + "%;width:" + ((s.to - s.from) / DAY_MIN * 100) + "%",
         title: "from " + hhmm(localMinutes(s.window.start_time)) + " (" + s.window.start_time + "): " + cents(s.window.amount),
         "data-start": s.window.start_time
-      }, [el("span", { text: compactCents(s.window.amount) })]));
+      }, [el("span", { text: cents(s.window.amount) })]));
     });
     track.append(el("div", { "class": "marker", hidden: true }));
     return el("div", { "class": "timeline", "data-mode": label, "data-source": source }, [
@@ -268,8 +289,11 @@
   function evaluateBox(account, card) {
     var modes = Object.keys(account.limit.pix);
     var mode = el("select", { name: "mode", "aria-label": "mode" }, modes.map(function (m) { return el("option", { value: m, text: m }); }));
-    var amount = el("input", { name: "amount", type: "number", min: "0", step: "0.01", value: "1000.00", "aria-label": "amount in R$", size: "9" });
-    var time = el("input", { name: "time", type: "time", value: "21:30", required: true, "aria-label": "time of day" });
+    var amount = el("input", { name: "amount", type: "text", inputmode: "decimal", value: "1.000,00", required: true,
+      "aria-label": "amount in R$", title: AMOUNT_HINT, size: "10" });
+    var time = el("input", { name: "time", type: "text", inputmode: "numeric", value: "21:30", required: true,
+      pattern: "([01][0-9]|2[0-3]):[0-5][0-9]", placeholder: "hh:mm", size: "5", "aria-label": "time of day",
+      title: "a time of day in 24 hours, -03:00, such as 21:30" });
     var document_ = el("input", { name: "document_number", placeholder: "recipient CPF/CNPJ (optional)", size: "22", "aria-label": "recipient document" });
     var verdict = el("output", { "class": "verdict" });
     var form = el("form", { "class": "evaluate row" }, [
@@ -279,7 +303,13 @@
     form.addEventListener("submit", function (submitted) {
       submitted.preventDefault();
       var day = (clockNow || new Date().toISOString()).slice(0, 10);
-      var body = { mode: mode.value, amount: Math.round(Number(amount.value) * 100), at: day + "T" + time.value + ":00-03:00" };
+      var reaisTyped = parseReais(amount.value);
+      if (isNaN(reaisTyped)) {
+        verdict.className = "verdict blocked";
+        verdict.textContent = "type " + AMOUNT_HINT;
+        return;
+      }
+      var body = { mode: mode.value, amount: Math.round(reaisTyped * 100), at: day + "T" + time.value + ":00-03:00" };
       if (document_.value.trim()) body.document_number = document_.value.trim();
       api("POST", "accounts/" + encodeURIComponent(account.account_id) + "/limits/evaluate", body).then(function (v) {
         verdict.className = "verdict " + (v.allowed ? "allowed" : "blocked");
@@ -466,8 +496,9 @@
   });
   $("clock-form").addEventListener("submit", function (e) {
     e.preventDefault();
-    var value = $("clock-at").value;
-    setClock((value.length === 16 ? value + ":00" : value) + "-03:00");
+    var at = isoFromBr($("clock-at").value);
+    if (at === null) { say("Type the time as dd/mm/aaaa hh:mm:ss, e.g. 21/11/2026 21:30:00 (-03:00).", "error"); return; }
+    setClock(at);
   });
   document.querySelectorAll("#clock-form [data-shift]").forEach(function (button) {
     button.addEventListener("click", function () { shiftClock(Number(button.dataset.shift)); });

@@ -1,7 +1,9 @@
 // Swagger UI on both specs. Every "Try it out" call goes to the origin this page came from (whatever the specs'
 // `servers` say), in the session of the bar (X-Mock-Session: it replaces the operation's own field, which Swagger UI
-// fills from the spec's examples), with the admin token of the bar as Authorization: Bearer (unless Swagger UI's
-// "Authorize" set one). Session and token live in this tab's sessionStorage, shared with the dashboard.
+// fills from the spec's examples), with the admin token of the bar as Authorization: Bearer. Session and token live
+// in this tab's sessionStorage, shared with the dashboard. The bar's field is the one place for the token: Swagger
+// UI's own "Authorize" button and the padlocks that open it (the admin spec declares its bearer scheme) are left
+// out, so a second token field cannot disagree with the first.
 (function () {
   "use strict";
   var SESSION_KEY = "pix-mock.session";
@@ -21,11 +23,6 @@
   var publicSpec = new URL("../openapi.yaml", here).href;
   var adminSpec = new URL("openapi.yaml", here).href;
 
-  function hasHeader(headers, name) {
-    var wanted = name.toLowerCase();
-    return Object.keys(headers).some(function (key) { return key.toLowerCase() === wanted && headers[key] !== ""; });
-  }
-
   function toThisServer(request) {
     var target = new URL(request.url, window.location.href);
     if (target.origin !== window.location.origin) {
@@ -37,10 +34,14 @@
     });
     request.headers["X-Mock-Session"] = sessionField.value.trim() || "default";
     var token = tokenField.value.trim();
-    if (token && !hasHeader(request.headers, "Authorization")) {
-      request.headers.Authorization = "Bearer " + token;
-    }
+    if (token) request.headers.Authorization = "Bearer " + token;
     return request;
+  }
+
+  // Swagger UI's own token entry: the Authorize button above the operations, the padlock on each. Not rendered.
+  function noSecondTokenField() {
+    function nothing() { return function () { return null; }; }
+    return { wrapComponents: { AuthorizeBtnContainer: nothing, authorizeOperationBtn: nothing } };
   }
 
   window.ui = SwaggerUIBundle({
@@ -54,11 +55,10 @@
     deepLinking: true,
     displayRequestDuration: true,
     tryItOutEnabled: true,
-    persistAuthorization: true,
     validatorUrl: null,
     requestInterceptor: toThisServer,
     presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl, noSecondTokenField],
     layout: "StandaloneLayout"
   });
 })();
