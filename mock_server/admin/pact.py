@@ -28,6 +28,7 @@ from mock_server.domain.conversions import account_to_scenario, limits_from_json
 from mock_server.domain.documents import canonical_document
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
+from mock_server.http.session_url import split_session_path
 from mock_server.spec.openapi import Operation, Spec
 from mock_server.state.store import Store
 
@@ -279,13 +280,16 @@ def _left_out(entry: Mapping[str, Any], operation: Operation | None) -> str | No
 
 
 def _call(entry: Mapping[str, Any], operation: Operation) -> Call | None:
-    found = _path_pattern(operation.path).fullmatch(entry["path"])
+    # The journal keeps the path as sent: a session named in the URL is no part of the provider's path.
+    in_session = split_session_path(entry["path"])
+    path = in_session[1] if in_session is not None else entry["path"]
+    found = _path_pattern(operation.path).fullmatch(path)
     if found is None:
         return None
     return Call(
         operation.operation_id,
         entry["method"],
-        entry["path"],
+        path,
         {name: unquote(value) for name, value in found.groupdict().items()},
         entry["status"],
         entry["request_body"],

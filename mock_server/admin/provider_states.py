@@ -49,11 +49,11 @@ Setup = Callable[[Context, Params], None]
 
 @dataclass(frozen=True)
 class StateKind:
-    """One provider state: its name with `{placeholders}`, the schema its params must meet (a pointer into the
-    admin spec, None: only the names' values), and what a provider does to be in it."""
+    """One provider state: its name with `{placeholders}`, the schema its params meet (a pointer into the admin
+    spec), and what a provider does to be in it."""
 
     template: str
-    schema: str | None
+    schema: str  # its params' schema in the admin spec
     setup: Setup
     provider_does: str  # for the docs: what a real provider's handler must do
 
@@ -92,24 +92,22 @@ def _event_is(status: str) -> Setup:
         store = context.store
         key = params["key"]
         data = {k: v for k, v in params.items() if k != "key"}
-        if "extraordinary_event_conciliation_key" not in data:  # the name alone: the event must already be so
+        if not data:  # the key alone: the event must be so already
             found = store.find_event(key)
             if found is None or found.status != status:
-                raise InvalidRequest(
-                    "The provider state needs the event.",
+                raise ProviderStateUnreachable(
+                    f"Event {key} is not {status} in the session: the state needs the event in its params.",
                     [Detail(("params",), f"give the event (its public shape) to set up event {key}")],
                 )
             return
         problems = context.specs.admin.check("#/components/schemas/ScenarioEvent").problems(data, ("params",))
-        if problems:
-            raise InvalidRequest("The provider state's event is invalid.", problems)
-        problems = [d.within("params") for d in cross_check_event(data)]
+        problems += [d.within("params") for d in cross_check_event(data)] if not problems else []
         if data.get("status", status) != status:
             problems.append(Detail(("params", "status"), f"is {data.get('status')!r}, the state says {status!r}"))
-        if uuid_text(data["extraordinary_event_conciliation_key"]) != uuid_text(key):
+        if uuid_text(data.get("extraordinary_event_conciliation_key", key)) != uuid_text(key):
             problems.append(Detail(("params", "extraordinary_event_conciliation_key"), f"is not the state's {key}"))
         if problems:
-            raise InvalidRequest("The provider state's event is inconsistent.", problems)
+            raise ProviderStateUnreachable("The provider state's event is incomplete or inconsistent.", problems)
         event = event_from_scenario({**data, "status": status}, key)
         held = store.find_event(key)
         if held is not None and [i.event_conciliation_key for i in held.installments] != [
@@ -132,7 +130,10 @@ def _account_registered(context: Context, params: Params) -> None:
         _account_must_exist(store, account_id)
         return
     if "registration_date" not in params:
-        raise InvalidRequest("The request is invalid.", [Detail(("params", "registration_date"), "is required")])
+        raise ProviderStateUnreachable(
+            f"Account {account_id} needs its registration_date to be registered.",
+            [Detail(("params", "registration_date"), "is required with limit")],
+        )
     account = account_from_scenario(params)
     store.put_account(account_id, account.registration_date, account.limits, account.outcomes, context.now)
 
@@ -148,9 +149,9 @@ def _list_exists(context: Context, params: Params) -> None:
     if "limit" in params:
         store.put_recipient_list(account_id, limits_from_json(params["limit"]["pix"]), context.now)
     elif store.account(account_id).recipient_list is None:
-        raise InvalidRequest(
-            "The provider state needs the list's limit.",
-            [Detail(("params", "limit"), f"is required: account {account_id} has no recipient list to keep")],
+        raise ProviderStateUnreachable(
+            f"Account {account_id} has no recipient list: the state needs the list's limit in its params.",
+            [Detail(("params", "limit"), "is required when the account has no recipient list")],
         )
 
 
@@ -174,7 +175,10 @@ def _recipient_held(context: Context, params: Params) -> None:
             f"'account {account_id} has a recipient list' first."
         )
     if "document_number" not in params:
-        raise InvalidRequest("The request is invalid.", [Detail(("params", "document_number"), "is required")])
+        raise ProviderStateUnreachable(
+            "The recipient's document is not known: the state needs it in its params.",
+            [Detail(("params", "document_number"), "is required")],
+        )
     # A pact exported from a session names the id its recipient had; a hand-written one may leave it to the mock.
     recipient_id = params.get("recipient_id") or context.session.ids.new_uuid()
     store.put_recipient(account_id, recipient_id, params["document_number"], context.now)
@@ -192,6 +196,7 @@ def _recipient_absent(context: Context, params: Params) -> None:
 
 
 _EVENT = "#/components/schemas/ProviderStateEvent"
+_EVENT_KEY = "#/components/schemas/ProviderStateEventKey"
 _ACCOUNT = "#/components/schemas/ProviderStateAccount"
 _LIST = "#/components/schemas/ProviderStateRecipientList"
 _RECIPIENT = "#/components/schemas/ProviderStateRecipient"
@@ -216,7 +221,7 @@ EVENT_CANCELED = StateKind(
 )
 EVENT_ABSENT = StateKind(
     "event {key} does not exist",
-    _EVENT,
+    _EVENT_KEY,
     _event_absent,
     "hold no extraordinary amortization event of that key (the lookup answers 404 EVC100011)",
 )
@@ -308,7 +313,8 @@ class Change:
 def change_state(session: Session, specs: Specs, name: str, params: Mapping[str, Any], action: str) -> Change:
     """Put the session in the state `name` (setup), or leave it as it is (teardown). The empty name is Pact's
     "no state": it only starts the interaction afresh. Raises InvalidRequest for a name no state has or params
-    the state's schema refuses, ProviderStateUnreachable for a fact the session cannot be made to hold."""
+    (the request's own validation refuses those first), ProviderStateUnreachable for a state the session cannot be
+    put in."""
     found = kind_of(name) if name else None
     if name and found is None:
         raise InvalidRequest(
@@ -324,10 +330,11 @@ def change_state(session: Session, specs: Specs, name: str, params: Mapping[str,
     if found is None:
         return Change(reset)
     kind, values = found
-    merged = {**values, **params}  # the params win: a name's text is for people
-    if kind.schema is not None:
-        problems = specs.admin.check(kind.schema).problems(merged, ("params",))
-        if problems:
-            raise InvalidRequest("The provider state's params are invalid.", problems)
+    # The params win: a name's text is for people. The request's params met the state's schema already (the
+    # admin spec says which, by name); a value taken from the name is held to it here.
+    merged = {**values, **params}
+    problems = specs.admin.check(kind.schema).problems(merged, ("params",))
+    if problems:
+        raise ProviderStateUnreachable(f"The state {name!r} names a value its fact cannot hold.", problems)
     kind.setup(Context(session, specs, session.clock.now()), merged)
     return Change(reset)
