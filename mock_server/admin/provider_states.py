@@ -104,7 +104,8 @@ def _event_is(status: str) -> Setup:
         problems += [d.within("params") for d in cross_check_event(data)] if not problems else []
         if data.get("status", status) != status:
             problems.append(Detail(("params", "status"), f"is {data.get('status')!r}, the state says {status!r}"))
-        if uuid_text(data.get("extraordinary_event_conciliation_key", key)) != uuid_text(key):
+        given = str(data.get("extraordinary_event_conciliation_key") or key)
+        if uuid_text(given) != uuid_text(key):
             problems.append(Detail(("params", "extraordinary_event_conciliation_key"), f"is not the state's {key}"))
         if problems:
             raise ProviderStateUnreachable("The provider state's event is incomplete or inconsistent.", problems)
