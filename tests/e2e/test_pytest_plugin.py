@@ -64,7 +64,7 @@ def test_options_are_in_a_help_group_with_ini_and_env_twins(project):
     assert result.ret == 0
     text = result.stdout.str()
     assert "mock server of the PIX limits interface (pix_mock fixture):" in text
-    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token", "keep-failed"):
+    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token", "keep-failed", "pact", "pact-consumer"):
         assert f"--mock-server-{name}" in text
         assert f"mock_server_{name.replace('-', '_')}" in text
         assert f"MOCK_SERVER_{name.upper().replace('-', '_')}" in text
