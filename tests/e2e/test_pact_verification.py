@@ -7,14 +7,13 @@ from __future__ import annotations
 import copy
 import json
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.live_server import LiveServer, live_server, server_command, server_env
+from tests.live_server import LiveServer, live_server, run_command
 from tests.pact_flow import CONSUMER, PROVIDER, flow_descriptions, run_flow
 
 pact = pytest.importorskip("pact", reason="the [pact] extra (pact-python) is not installed")
@@ -128,12 +127,8 @@ def test_the_cli_writes_the_sessions_pact_into_a_directory(tmp_path) -> None:
         recipient_id = run_flow(client)
         served = client.get("/__mock/pact", params={"consumer": CONSUMER, "provider": PROVIDER}).json()
         argv = ["pact", "--url", server.url, "--consumer", CONSUMER, "--provider", PROVIDER, "--session", "job-7"]
-        done = subprocess.run(
-            server_command(*argv, "-o", str(tmp_path)), env=server_env(), capture_output=True, text=True, timeout=60
-        )
-        refused = subprocess.run(
-            server_command(*argv[:-1], "bad session!"), env=server_env(), capture_output=True, text=True, timeout=60
-        )
+        done = run_command(*argv, "-o", str(tmp_path))
+        refused = run_command(*argv[:-1], "bad session!")
     written = tmp_path / f"{CONSUMER}-{PROVIDER}.json"
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"wrote {written}: 13 interactions between {CONSUMER} and {PROVIDER} (Pact 4.0)\n"
@@ -148,7 +143,7 @@ def test_the_cli_says_why_when_no_server_answers(tmp_path) -> None:
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
     argv = ["pact", "--url", f"http://127.0.0.1:{port}", "--consumer", "c", "--provider", "p", "-o", str(tmp_path)]
-    done = subprocess.run(server_command(*argv), env=server_env(), capture_output=True, text=True, timeout=60)
+    done = run_command(*argv)
     assert done.returncode == 1
     assert "connection refused" in done.stderr
     assert list(tmp_path.iterdir()) == []
