@@ -225,7 +225,7 @@ def test_the_marker_sets_scenario_clock_and_seed(project):
     project.makepyfile(test_marked=MARKED)
     result = project.runpytest_subprocess("-s")
     result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*takes scenario, clock and seed, not ?'scenarios'?*"])
+    result.stdout.fnmatch_lines(["*takes scenario, clock, seed and consumer, not ?'scenarios'?*"])
     ids = re.findall(r"ID ([0-9a-f-]{36})", result.stdout.str())
     assert len(ids) == 2 and ids[0] == ids[1]
 
