@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import planted_defects
 from tests.live_server import LiveServer, live_server, run_command
 from tests.pact_flow import CONSUMER, PROVIDER, flow_descriptions, run_flow
 
@@ -117,6 +118,47 @@ def test_a_state_handler_refusal_fails_the_verification(exported, tmp_path) -> N
     with live_server(*VERIFIED_ON) as server:
         verified, output = verify(server.url, source)
     assert not verified, output
+
+
+# --- planted behaviour defects (tests/planted_defects.py, issue 25): the pact fails against each it can see -------
+
+# The schema-valid defects the flow's pact catches: a status, a code or a status word it keeps literal. Left out,
+# and why: an amount off (total-paid-off-by-a-cent, event-amounts-in-cents) passes, amounts are matched by type;
+# a change not applied (limit-change-not-applied, list-limit-not-applied, limit-amount-in-reais) passes, each
+# interaction's states are set up by the handler, not by the calls before it; the flow makes no invalid
+# registration nor a list change before the list (invalid-registration-accepted, list-limit-before-list-wrong-code).
+CAUGHT = (
+    "unknown-key-answers-another-event",
+    "canceled-instalments-pending",
+    "duplicate-account-accepted",
+    "duplicate-account-wrong-code",
+    "notification-never-awaited",
+    "second-list-accepted",
+    "duplicate-document-accepted",
+    "bare-layout-not-recognised",
+    "recipient-pending-analysis",
+    "removal-removes-nothing",
+    "unknown-recipient-removed",
+)
+
+
+def test_the_pact_verifies_against_the_planted_providers_clean_twin(exported) -> None:
+    """The control of the planted providers: the mock behind the same wrapping, with other ids and instants."""
+    path, _, _ = exported
+    with planted_defects.serve(planted_defects.clean_twin()) as url:
+        verified, output = verify(url, path)
+    assert verified, output
+
+
+@pytest.mark.parametrize("name", CAUGHT)
+def test_the_pact_fails_against_a_planted_behaviour_defect(exported, name) -> None:
+    path, _, _ = exported
+    defect = next(d for d in planted_defects.DEFECTS if d.name == name)
+    assert defect.schema_valid  # a behaviour defect: every answer it gives still matches the spec
+    with planted_defects.serve(planted_defects.defective(defect)) as url:
+        verified, output = verify(url, path)
+    assert not verified, f"{name} ({defect.what}) went unnoticed:\n{output}"
+    assert "Failures:" in output
 
 
 # --- mock-server pact: the same document fetched from a running server ------------------------------------------
