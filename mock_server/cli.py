@@ -38,7 +38,7 @@ from mock_server.state.coverage import Coverage, markdown
 
 EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
-PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main}
+PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
 COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -252,9 +252,10 @@ def _parser() -> argparse.ArgumentParser:
         choices=COMMANDS,
         default="serve",
         help="serve (default); check the scenario files and exit (`mock-server check --help`); healthcheck (a "
-        "container's HEALTHCHECK) or wait URL (a CI start): see `mock-server healthcheck --help`, "
-        "`mock-server wait --help`; verify-provider: check a real implementation against the mock, see "
-        "`mock-server verify-provider --help`",
+        "container's HEALTHCHECK) or "
+        "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
+        "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
+        "the mock, see `mock-server verify-provider --help`",
     )
     parser.add_argument(
         "--host",

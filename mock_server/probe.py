@@ -1,10 +1,12 @@
-"""`mock-server healthcheck` and `mock-server wait`: is a mock server up and healthy, answered with an exit code.
+"""`mock-server healthcheck`, `wait` and `pact`: commands that ask a running mock server, answered with an exit code.
 
+`healthcheck` and `wait`: is a mock server up and healthy. `pact`: fetch a session's Pact contract into a file.
 Standard library only (http.client, no proxies from the environment: the server is local to the caller), so a
 container HEALTHCHECK or a CI script pays no import of the server itself. Every network call has a timeout:
-neither command can hang.
+no command can hang.
 
-Exit codes: 0 healthy; 1 not healthy, with one line on stderr saying why; 2 a usage error (argparse).
+Exit codes: 0 healthy (or the pact written); 1 not healthy (or refused), with one line on stderr saying why; 2 a
+usage error (argparse).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from mock_server import environment
 
@@ -203,3 +205,100 @@ def wait_main(argv: Sequence[str]) -> int:
         return UNHEALTHY
     print(verdict.reason, flush=True)  # the URL: `URL=$(mock-server wait ...)`
     return 0
+
+
+PACT_PATH = "/__mock/pact"
+UNSAFE_IN_FILE_NAMES = re.compile(r"[/\\\x00]")
+
+
+def _name(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("give a name, not an empty one")
+    return value
+
+
+def fetch_pact(
+    base_url: str, consumer: str, provider: str, session: str | None, token: str | None, timeout: float
+) -> tuple[int, bytes]:
+    """GET BASE_URL/__mock/pact?consumer=C&provider=P in `session` (the header): the status and the body."""
+    parts = urlsplit(base_url)
+    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_type(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    headers = {"Accept": "application/json"}
+    if session is not None:
+        headers["X-Mock-Session"] = session
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    query = urlencode({"consumer": consumer, "provider": provider})
+    try:
+        connection.request("GET", f"{parts.path.rstrip('/')}{PACT_PATH}?{query}", headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def pact_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mock-server pact",
+        description="Write the Pact V4 contract of what a client did in a session of the running mock server at URL "
+        "(GET URL/__mock/pact): to FILE, into DIR as CONSUMER-PROVIDER.json, or on stdout. Exit 1 with the reason on "
+        "stderr when the server cannot be reached or refuses.",
+    )
+    parser.add_argument(
+        "--url",
+        default=environment.default("url", "http://127.0.0.1:8000"),
+        help="the server's base URL (default %(default)s)",
+    )
+    parser.add_argument("--consumer", type=_name, required=True, help="the consumer's name in the pact")
+    parser.add_argument("--provider", type=_name, required=True, help="the provider's name in the pact")
+    parser.add_argument("--session", help="the session whose calls to export (default: the server's default)")
+    parser.add_argument(
+        "--admin-token",
+        default=environment.default("admin_token"),
+        help="the server's --admin-token, sent as Authorization: Bearer",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="the file to write, or a directory to write CONSUMER-PROVIDER.json into (default: stdout)",
+    )
+    parser.add_argument("--timeout", type=_positive, default=30.0, help="seconds to wait for the answer (default 30)")
+    args = parser.parse_args(argv)
+    where = f"GET {args.url.rstrip('/')}{PACT_PATH}"
+    if urlsplit(args.url).scheme not in ("http", "https"):
+        print(f"mock-server pact: {args.url!r} is not an http:// or https:// URL", file=sys.stderr, flush=True)
+        return UNHEALTHY
+    try:
+        status, body = fetch_pact(args.url, args.consumer, args.provider, args.session, args.admin_token, args.timeout)
+    except (OSError, http.client.HTTPException) as exc:
+        print(f"mock-server pact: {where}: {_describe(exc)}", file=sys.stderr, flush=True)
+        return UNHEALTHY
+    if status != 200:
+        print(f"mock-server pact: {where} answered {status}: {body[:500].decode('utf-8', 'replace')}", file=sys.stderr)
+        return UNHEALTHY
+    document = json.loads(body)
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    target = args.output
+    if target.is_dir():
+        target = target / _file_name(args.consumer, args.provider)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"mock-server pact: cannot write {target}: {exc}", file=sys.stderr, flush=True)
+        return UNHEALTHY
+    count = len(document["interactions"])
+    version = document["metadata"]["pactSpecification"]["version"]
+    print(f"wrote {target}: {count} interactions between {args.consumer} and {args.provider} (Pact {version})")
+    return 0
+
+
+def _file_name(consumer: str, provider: str) -> str:
+    """`CONSUMER-PROVIDER.json`, as Pact's tools name the file: the rule of admin/pact.py's pact_file_name, written
+    again here because this module stays on the standard library."""
+    return f"{UNSAFE_IN_FILE_NAMES.sub('_', consumer)}-{UNSAFE_IN_FILE_NAMES.sub('_', provider)}.json"

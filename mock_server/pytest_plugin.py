@@ -40,6 +40,7 @@ GROUP = "mock-server"
 MARKER = "mock_server"
 START_TIMEOUT = 60.0  # seconds for the in-process server to accept connections
 JOURNAL_SHOWN = 50  # the last N journal entries attached to a failed test's report
+PACT_PROVIDER = "pix-limits"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,13 @@ OPTIONS = (
         "keep a failed test's session on the server, named in its report, instead of deleting it",
         switch=True,
     ),
+    _Option(
+        "pact",
+        "directory to write the Pact V4 contract of the run's calls into: one CONSUMER-PROVIDER.json a consumer, "
+        "merged over the sessions of the tests that passed, each distinct call once",
+    ),
+    _Option("pact_consumer", "the consumer's name in the pact (default: the name of pytest's rootdir)"),
+    _Option("pact_provider", f"the provider's name in the pact (default {PACT_PROVIDER})"),
 )
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
@@ -116,8 +124,9 @@ def _switch(config: pytest.Config, name: str) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(scenario=None, clock=None, seed=None): start this test's pix_mock session on this scenario, "
-        "with its clock frozen at `clock` and its ids seeded with `seed`",
+        f"{MARKER}(scenario=None, clock=None, seed=None, consumer=None): start this test's pix_mock session on "
+        "this scenario, with its clock frozen at `clock` and its ids seeded with `seed`; with --mock-server-pact, "
+        "its calls go into the pact of `consumer`",
     )
     _switch(config, "keep_failed")  # a MOCK_SERVER_KEEP_FAILED that is neither yes nor no stops the run here
 
@@ -127,7 +136,9 @@ def pytest_report_header(config: pytest.Config) -> str:
     where = f"external {url}" if url else "in-process (uvicorn on 127.0.0.1, a free port, started on first use)"
     scenario = _setting(config, "scenario") or "the server's default"
     kept = "; a failed test's session is kept" if _switch(config, "keep_failed") else ""
-    return f"mock-server: {where}; scenario {scenario}{kept}"
+    pact = _setting(config, "pact")
+    pacts = f"; the pact of the run's calls into {pact}" if pact else ""
+    return f"mock-server: {where}; scenario {scenario}{kept}{pacts}"
 
 
 class MockServerError(AssertionError):
@@ -616,6 +627,7 @@ class _Run:
         self.seed = _setting(config, "seed")
         self.token = _setting(config, "admin_token")
         self.keep_failed = _switch(config, "keep_failed")
+        self.pacts = _pacts(config) if _setting(config, "pact") else None
         self._headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         self._lock = threading.Lock()
         self._pool: httpx.HTTPTransport | None = None
@@ -684,10 +696,13 @@ class _Run:
         mock._run = self
         return mock
 
-    def finish(self, mock: PixMock, failed: bool) -> None:
-        """Delete the test's session, unless it failed and keeping was asked for."""
+    def finish(self, mock: PixMock, failed: bool, consumer: str | None = None) -> None:
+        """Delete the test's session, unless it failed and keeping was asked for; with --mock-server-pact, the
+        session's pact (a passed test's) is kept for the run's file of `consumer` first."""
         __tracebackhide__ = True
         mock.close()
+        if self.pacts is not None and not failed:
+            self.pacts.collect(self, mock, consumer)
         if failed and self.keep_failed:
             mock.kept = True
             return
@@ -715,6 +730,96 @@ class _Run:
             client.close()
         if self._pool is not None:
             self._pool.close()
+
+
+class _Pacts:
+    """--mock-server-pact: each passed test's session's pact (GET /__mock/pact, asked before the session is
+    deleted), merged per consumer as the run goes. Under pytest-xdist each worker hands its own to the controller,
+    which writes the files; without it the process writes them at the end of the run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from pathlib import Path
+
+        self.directory = Path(str(_setting(config, "pact")))
+        self.consumer = _setting(config, "pact_consumer") or config.rootpath.name
+        self.provider = _setting(config, "pact_provider") or PACT_PROVIDER
+        self.documents: dict[str, dict[str, Any]] = {}  # consumer -> the run's merged pact so far
+        self.written: list[tuple[Any, int]] = []  # (path, interactions), for the terminal summary
+
+    def collect(self, run: _Run, mock: PixMock, consumer: str | None) -> None:
+        __tracebackhide__ = True
+        from urllib.parse import urlencode
+
+        name = consumer or self.consumer
+        query = urlencode({"consumer": name, "provider": self.provider})
+        path = f"/__session/{_segment(mock.name)}/__mock/pact?{query}"
+        status, text, _ = run._call("GET", path)
+        if status != 200:
+            raise _refusal("GET", f"{run.server_url}{path}", status, text)
+        self.add(json.loads(text))
+
+    def add(self, document: dict[str, Any]) -> None:
+        from mock_server.admin.pact import merge_pacts
+
+        if not document["interactions"]:
+            return
+        consumer = document["consumer"]["name"]
+        found = self.documents.get(consumer)
+        self.documents[consumer] = document if found is None else merge_pacts([found, document])
+
+    def write(self) -> None:
+        from mock_server.admin.pact import pact_file_name
+
+        if not self.documents:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for consumer, document in sorted(self.documents.items()):
+            path = self.directory / pact_file_name(consumer, document["provider"]["name"])
+            path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            self.written.append((path, len(document["interactions"])))
+
+
+_PACTS = pytest.StashKey[_Pacts]()  # on the config: the run's pacts, when --mock-server-pact asks for them
+_WORKER_PACTS = "mock_server_pacts"  # the key of a worker's pacts in its xdist workeroutput
+
+
+def _pacts(config: pytest.Config) -> _Pacts:
+    found = config.stash.get(_PACTS, None)
+    if found is None:
+        found = config.stash[_PACTS] = _Pacts(config)
+    return found
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: a worker finished; its pacts join the run's."""
+    documents = getattr(node, "workeroutput", {}).get(_WORKER_PACTS)
+    if documents:
+        pacts = _pacts(node.config)
+        for document in documents:
+            pacts.add(document)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if not _setting(config, "pact"):
+        return
+    pacts = _pacts(config)
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller writes
+        workeroutput[_WORKER_PACTS] = list(pacts.documents.values())
+        return
+    pacts.write()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    pacts = config.stash.get(_PACTS, None)
+    if pacts is None or not _setting(config, "pact"):
+        return
+    if not pacts.written:
+        terminalreporter.write_line(f"mock-server: no pact written to {pacts.directory}: no passed test made a call")
+    for path, count in pacts.written:
+        terminalreporter.write_line(f"mock-server: wrote {path} ({count} interactions)")
 
 
 _RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
@@ -745,9 +850,12 @@ def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[Pi
     run = _pix_mock_run
     marker = request.node.get_closest_marker(MARKER)
     wanted: dict[str, Any] = dict(marker.kwargs) if marker else {}
-    unknown = set(wanted) - {"scenario", "clock", "seed"}
+    unknown = set(wanted) - {"scenario", "clock", "seed", "consumer"}
     if unknown:
-        raise pytest.UsageError(f"@pytest.mark.{MARKER} takes scenario, clock and seed, not {sorted(unknown)}")
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER} takes scenario, clock, seed and consumer, not {sorted(unknown)}"
+        )
+    consumer = wanted.pop("consumer", None)
     scenario = wanted.get("scenario", run.scenario)
     clock = wanted.get("clock", run.clock)
     seed = wanted.get("seed", run.seed)
@@ -760,7 +868,7 @@ def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[Pi
         run.finish(mock, failed=True)
         raise
     yield mock
-    run.finish(mock, failed=request.node.stash.get(_FAILED, False))
+    run.finish(mock, failed=request.node.stash.get(_FAILED, False), consumer=consumer)
 
 
 def _journal_text(mock: PixMock) -> str:

@@ -1,9 +1,12 @@
-"""Admin handlers for what a contract test ends with: verifying the client's calls, and API coverage."""
+"""Admin handlers for what a contract test ends with: verifying the client's calls, API coverage, and the Pact
+contract of the calls with the provider-state handler that verifies it."""
 
 from __future__ import annotations
 
+from mock_server.admin.pact import export_pact
+from mock_server.admin.provider_states import change_state
 from mock_server.admin.verify import expectation_from, judge
-from mock_server.domain.errors import InvalidRequest, VerificationFailed
+from mock_server.domain.errors import InvalidRequest, JournalOff, VerificationFailed
 from mock_server.http.pipeline import Call, Handler, Reply
 from mock_server.state.coverage import markdown
 
@@ -41,8 +44,31 @@ def clear_coverage(call: Call) -> Reply:
     return Reply(204)
 
 
+def get_pact(call: Call) -> Reply:
+    journal = call.session.journal
+    if not journal.enabled:
+        raise JournalOff("The server keeps no journal (mock-server --journal off): there are no calls to draw from.")
+    pact = export_pact(
+        journal.entries(),
+        call.session.store.base,
+        call.server.specs.public,
+        call.query["consumer"],
+        call.query["provider"],
+    )
+    return Reply(200, pact)
+
+
+def change_provider_state(call: Call) -> Reply:
+    body = call.body
+    action = body.get("action", "setup")
+    change = change_state(call.session, call.server.specs, body["state"], body.get("params", {}), action)
+    return Reply(200, {"state": body["state"], "action": action, "reset": change.reset})
+
+
 HANDLERS: dict[str, Handler] = {
     "mockVerify": verify,
+    "mockGetPact": get_pact,
+    "mockChangeProviderState": change_provider_state,
     "mockGetCoverage": get_coverage,
     "mockClearCoverage": clear_coverage,
 }

@@ -255,3 +255,10 @@ class BackendUnreachable(ApiError):
     """Shadow mode: the backend gave no answer (the mock's own answer is journaled beside the failure)."""
 
     status, code = 502, "backend_unreachable"
+
+
+class ProviderStateUnreachable(ApiError):
+    """A provider state the session cannot be put in (POST /__mock/pact/states): a record its scenario holds cannot
+    be taken away, only the session's own changes can."""
+
+    status, code = 409, "provider_state_unreachable"

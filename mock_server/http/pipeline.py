@@ -104,6 +104,7 @@ class Reply:
     media_type: str | None = None
     off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
     dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
+    injected: bool = False  # a fault answered in the mock's place (journaled so: no contract is drawn from it)
 
     @classmethod
     def error(cls, error: ApiError) -> Reply:
@@ -256,15 +257,15 @@ class OperationRunner:
         elif fault.delay_ms:
             await fault_replies.sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
         if fault.kind is FaultKind.RESET:
-            reply = Reply(0, off_spec=True, dropped=True)  # no status: nothing at all is sent
+            reply = Reply(0, off_spec=True, dropped=True, injected=True)  # no status: nothing at all is sent
         elif fault.kind is FaultKind.MALFORMED:
             assert fault.status is not None  # the admin handler gave it the operation's success status
-            reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True)
+            reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True, injected=True)
         elif fault.status is None:  # only the delay, or the real answer slowed: the call goes on as usual
             return None
         else:
             body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
-            reply = Reply(fault.status, body, off_spec=True)
+            reply = Reply(fault.status, body, off_spec=True, injected=True)
         if self._takes_body:
             with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
                 await self._read_body(exchange)
@@ -374,7 +375,9 @@ class OperationRunner:
                 content_type is not None and is_json_media_type(content_type),
                 bytes(response.body),  # the same object: Response keeps bytes
                 request_headers=exchange.headers,
+                injected=reply.injected,
             )
+            exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count
             self._cover(reply)
         if exchange.dribble_ms and not reply.dropped:

@@ -45,6 +45,7 @@ class _Entry(NamedTuple):
     response_size: int
     cost: int  # bytes counted against the bounds
     seq: int  # order over every journal (the overall bound drops the lowest first)
+    injected: bool  # an injected fault answered, not the mock's own rules
 
 
 def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
@@ -153,6 +154,7 @@ class Journal:
         response_raw: bytes,
         *,
         request_headers: dict[str, str] | None = None,
+        injected: bool = False,
     ) -> None:
         if not self.max_bytes:
             return
@@ -183,6 +185,7 @@ class Journal:
                 response_size,
                 cost,
                 budget._next(self),
+                injected,
             )
         )
         self._usage.bytes += cost
@@ -237,6 +240,8 @@ class Journal:
                     )
                     if size > len(raw)
                 ]
+            if e.injected:
+                entry["injected"] = True
             out.append(entry)
         return out
 

@@ -53,6 +53,10 @@ class Session:
         self.schedules.load(scenario.schedules)
         self.snapshots = Snapshots()  # kept across a reset: copies the test made on purpose
         self.divergences = Divergences()  # shadow mode: where the mock and the backend answered differently
+        # Public calls answered since the session was made, never reset: the provider-state handler tells the
+        # interactions of a Pact verification apart by it (admin/provider_states.py).
+        self.calls_answered = 0
+        self.calls_at_last_state = -1  # calls_answered when a provider state was last set up; -1: never
         # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
         self.explicit = False
         self.created_at = self.last_used = time.time()

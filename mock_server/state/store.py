@@ -24,6 +24,7 @@ from mock_server.domain.errors import (
     AccountNotFound,
     EventAlreadyExists,
     EventNotFound,
+    ProviderStateUnreachable,
     RecipientAlreadyInList,
     RecipientListAlreadyExists,
     RecipientListNotFound,
@@ -40,6 +41,7 @@ from mock_server.domain.models import (
     Event,
     Limits,
     Outcome,
+    Outcomes,
     Proposal,
     Recipient,
     RecipientList,
@@ -172,6 +174,9 @@ class Store:
             raise AccountNotFound(f"Account {account_id} is not registered.")
         return account
 
+    def has_account(self, account_id: str) -> bool:
+        return account_id in self._accounts or account_id in self.base.accounts
+
     def _writable_account(self, account_id: str) -> Account:
         """The session's own copy of the account, made on its first change."""
         account = self._accounts.get(account_id)
@@ -275,6 +280,97 @@ class Store:
             self._recipient_list(account).limits = limit_rules.apply_change(current, pix)
         self._remember(account, proposal)
         return proposal
+
+    # --- provider states (POST /__mock/pact/states): facts put in place directly --------------------------
+
+    def put_event(self, event: Event) -> None:
+        """The session's event of that key becomes `event`, whatever it was (its instalments' keys must be the ones
+        the key's event has, if it has one: the caller checks)."""
+        if self.find_event(event.key) is None:
+            self.add_event(event)
+        else:
+            self._events[event.key] = event
+
+    def remove_event(self, key: str) -> bool:
+        """Forget an event this session created; False when there is none of that key. Raises
+        ProviderStateUnreachable for an event of the base: a session never takes the seed's records away."""
+        key = uuid_text(key)
+        if key in self.base.events:
+            raise ProviderStateUnreachable(f"Event {key} is in the scenario {self.base.name!r}: it cannot be removed.")
+        event = self._events.pop(key, None)
+        if event is None:
+            return False
+        self._created_events -= 1
+        for instalment in event.installments:
+            self._created_conciliation_keys.pop(instalment.event_conciliation_key, None)
+        return True
+
+    def put_account(
+        self, account_id: str, registration_date: str, limits: Limits, outcomes: Outcomes, now: datetime
+    ) -> Account:
+        """The account registered with these facts: registered when missing, else its own facts replaced (its
+        recipient list and proposals stay)."""
+        if self._accounts.get(account_id) is None and self.base.accounts.get(account_id) is None:
+            account = self.register_account(account_id, registration_date, limits, now)
+        else:
+            account = self._writable_account(account_id)
+            account.registration_date = registration_date
+            account.limits = limits
+        account.outcomes = outcomes
+        return account
+
+    def remove_account(self, account_id: str) -> bool:
+        """Forget an account this session registered; False when there is none. Raises ProviderStateUnreachable
+        for an account of the base."""
+        if account_id in self.base.accounts:
+            raise ProviderStateUnreachable(
+                f"Account {account_id} is in the scenario {self.base.name!r}: it cannot be unregistered."
+            )
+        account = self._accounts.pop(account_id, None)
+        if account is None:
+            return False
+        self._registered_accounts -= 1
+        if account.recipient_list is not None:
+            self._added_recipients = max(0, self._added_recipients - len(account.recipient_list.recipients))
+        return True
+
+    def put_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
+        """The account has a recipient list with these limits: made when missing (empty), else its limits replaced."""
+        account = self._writable_account(account_id)
+        if account.recipient_list is None:
+            account.recipient_list = RecipientList(limits, timestamp(now))
+        else:
+            account.recipient_list.limits = limits
+        return account.recipient_list
+
+    def remove_recipient_list(self, account_id: str) -> None:
+        """The account has no recipient list (nor its recipients)."""
+        if self.account(account_id).recipient_list is None:
+            return
+        account = self._writable_account(account_id)
+        assert account.recipient_list is not None
+        self._added_recipients = max(0, self._added_recipients - len(account.recipient_list.recipients))
+        account.recipient_list = None
+
+    def put_recipient(self, account_id: str, recipient_id: str, document_number: str, now: datetime) -> Recipient:
+        """The recipient list holds the document under `recipient_id`: whatever recipient had that id or that
+        document (in any layout) gives way."""
+        key = canonical_document(document_number)
+        self.remove_recipients(account_id, recipient_id=recipient_id, document_key=key)
+        return self.add_recipient(account_id, document_number, now, lambda: recipient_id)
+
+    def remove_recipients(
+        self, account_id: str, recipient_id: str | None = None, document_key: str | None = None
+    ) -> None:
+        """The recipient list holds no recipient of that id, nor one of that document (canonical form)."""
+        recipients = self._recipient_list(self.account(account_id)).recipients
+        gone = [
+            r.recipient_id
+            for r in recipients.values()
+            if r.recipient_id == recipient_id or (document_key is not None and r.document_key == document_key)
+        ]
+        for found in gone:
+            self.remove_recipient(account_id, found)
 
     def _remember(self, account: Account, proposal: Proposal) -> None:
         """Keep the proposal: the last MAX_PROPOSALS_PER_ACCOUNT of the account, and the last

@@ -64,7 +64,7 @@ def test_options_are_in_a_help_group_with_ini_and_env_twins(project):
     assert result.ret == 0
     text = result.stdout.str()
     assert "mock server of the PIX limits interface (pix_mock fixture):" in text
-    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token", "keep-failed"):
+    for name in ("url", "scenario", "fixtures", "seed", "clock", "admin-token", "keep-failed", "pact", "pact-consumer"):
         assert f"--mock-server-{name}" in text
         assert f"mock_server_{name.replace('-', '_')}" in text
         assert f"MOCK_SERVER_{name.upper().replace('-', '_')}" in text
@@ -225,7 +225,7 @@ def test_the_marker_sets_scenario_clock_and_seed(project):
     project.makepyfile(test_marked=MARKED)
     result = project.runpytest_subprocess("-s")
     result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*takes scenario, clock and seed, not ?'scenarios'?*"])
+    result.stdout.fnmatch_lines(["*takes scenario, clock, seed and consumer, not ?'scenarios'?*"])
     ids = re.findall(r"ID ([0-9a-f-]{36})", result.stdout.str())
     assert len(ids) == 2 and ids[0] == ids[1]
 

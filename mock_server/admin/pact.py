@@ -1,0 +1,539 @@
+"""A Pact Specification V4 document of what a client really did: GET /__mock/pact, and the pytest plugin's files.
+
+Pure: `export_pact` reads journal entries (the admin spec's JournalEntry shape), the scenario the session started
+from and the public spec, and writes the document. `merge_pacts` joins several into one (a test run's sessions).
+
+- One interaction per distinct call, in the order first made: calls are the same when they have the operation, the
+  status and error code, the request body's shape and the provider states they relied on (by name, values aside).
+- Matching rules from the spec's schemas (`rules_for`): what the provider makes up (ids, instants, amounts) is
+  matched by format, pattern or type; what the client sent and the answer echoes, status words and codes stay
+  literal.
+- Provider states (admin/provider_states.py) as the session stood before each call: the scenario's records and the
+  journaled calls before it, replayed on a store of its own (`Replay`); an event's state is the event as answered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from mock_server.admin import provider_states as states
+from mock_server.domain.clock import parse_instant
+from mock_server.domain.conversions import account_to_scenario, limits_from_json, limits_to_json
+from mock_server.domain.documents import canonical_document
+from mock_server.domain.errors import ApiError
+from mock_server.domain.models import Scenario
+from mock_server.http.session_url import split_session_path
+from mock_server.spec.openapi import Operation, Spec
+from mock_server.state.store import Store
+
+PACT_VERSION = "4.0"
+JSON = "application/json"
+# Answers no contract should be drawn from: the server's own bounds and refusals of the transport, not the API's.
+BOUND_STATUSES = frozenset({408, 413, 415, 429, 431})
+BOUND_CODES = frozenset({"capacity_exceeded"})
+# Plain strings the provider words or makes up itself: matched by type. Every other plain string (error codes,
+# status words, amortization types) is matched literally: a client branches on them.
+PROVIDER_WORDED = frozenset({"message"})
+PROVIDER_ASSIGNED_SUFFIX = "_id"
+UUID_REGEX = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+DATE_REGEX = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+DATE_TIME_REGEX = "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+FORMAT_REGEX = {"uuid": UUID_REGEX, "date": DATE_REGEX, "date-time": DATE_TIME_REGEX}
+JSON_MEDIA_TYPE_REGEX = "^application/json(;.*)?$"
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+Rule = dict[str, Any]  # {"combine": "AND", "matchers": [...]}
+
+
+# --- matching rules from the spec ---------------------------------------------------------------------------------
+
+
+def _flat(schema: Any) -> dict[str, Any]:
+    """The schema with its `allOf` members folded in (the inlined spec writes a `$ref` with siblings as one)."""
+    if not isinstance(schema, dict):
+        return {}
+    if "allOf" not in schema:
+        return schema
+    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+    for member in schema["allOf"]:
+        for key, value in _flat(member).items():
+            if key == "properties":
+                merged["properties"] = {**merged.get("properties", {}), **value}
+            else:
+                merged.setdefault(key, value)
+    return merged
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    kind = schema.get("type")
+    return {kind} if isinstance(kind, str) else set(kind or ())
+
+
+def _child_path(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if IDENTIFIER.match(key) else f"{path}['{key}']"
+
+
+def _matcher(**fields: Any) -> Rule:
+    return {"combine": "AND", "matchers": [fields]}
+
+
+def _scalar_rule(name: str | None, value: Any, schema: dict[str, Any], echoes: frozenset[str]) -> Rule | None:
+    """The rule of one value, or None to compare it literally."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return _matcher(match="integer") if "integer" in _types(schema) else _matcher(match="number")
+    if not isinstance(value, str) or value in echoes:
+        return None
+    regex = FORMAT_REGEX.get(schema.get("format", ""))
+    if regex is not None:
+        return _matcher(match="regex", regex=regex)
+    if "pattern" in schema:
+        return _matcher(match="regex", regex=schema["pattern"])
+    if name is not None and (name in PROVIDER_WORDED or name.endswith(PROVIDER_ASSIGNED_SUFFIX)):
+        return _matcher(match="type")
+    return None
+
+
+def rules_for(value: Any, schema: Any, echoes: Iterable[str] = ()) -> dict[str, Rule]:
+    """The body matching rules of `value` under `schema` (an inlined spec schema), by JSONPath: strings in
+    `echoes` (what the client sent) are left literal wherever they appear."""
+    rules: dict[str, Rule] = {}
+    echoed = frozenset(echoes)
+
+    def walk(value: Any, schema: Any, path: str, name: str | None) -> None:
+        flat = _flat(schema)
+        if isinstance(value, dict):
+            properties = flat.get("properties", {})
+            extra = flat.get("additionalProperties")
+            for key, item in value.items():
+                child = properties.get(key, extra if isinstance(extra, dict) else {})
+                if key == "details" and isinstance(item, list) and "code" in value:
+                    # An error's details are the provider's own wording of each problem: a list of that shape.
+                    rules[_child_path(path, key)] = _matcher(match="type", min=0)
+                    continue
+                walk(item, child, _child_path(path, key), key)
+        elif isinstance(value, list):
+            items = flat.get("items", {})
+            for index, item in enumerate(value):
+                walk(item, items, _child_path(path, index), name)
+        else:
+            rule = _scalar_rule(name, value, flat, echoed)
+            if rule is not None:
+                rules[path] = rule
+
+    walk(value, schema, "$", None)
+    return rules
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+# --- the session's records before each call -----------------------------------------------------------------------
+
+
+class Replay:
+    """The provider's accounts as they stood before each call: the session's base (its scenario, or the state it
+    loaded), with every successful journaled call applied in turn on a store of its own, with the ids and instants
+    the journal shows. Changes made through the admin API (a payment, a loaded state) are not calls: an event's
+    state is taken from the answer itself, and an account the replay lost is named without its facts."""
+
+    def __init__(self, base: Scenario) -> None:
+        self.store = Store(base)
+
+    def account(self, account_id: str) -> dict[str, Any]:
+        """The params of 'account X is registered': its registration date, limits and outcomes, as they are."""
+        try:
+            account = self.store.account(account_id)
+        except ApiError:
+            return {"account_id": account_id}
+        facts = account_to_scenario(account)
+        params = {"account_id": account_id, "registration_date": facts["registration_date"], "limit": facts["limit"]}
+        if "outcomes" in facts:
+            params["outcomes"] = facts["outcomes"]
+        return params
+
+    def recipient_list(self, account_id: str) -> dict[str, Any]:
+        try:
+            recipient_list = self.store.account(account_id).recipient_list
+        except ApiError:
+            recipient_list = None
+        if recipient_list is None:
+            return {"account_id": account_id}
+        return {"account_id": account_id, "limit": {"pix": limits_to_json(recipient_list.limits)}}
+
+    def recipient(self, account_id: str, recipient_id: str | None, document_number: str | None) -> dict[str, Any]:
+        """The params of a recipient held in the list (found by id, or by document in any layout)."""
+        params: dict[str, Any] = {"account_id": account_id}
+        try:
+            recipient_list = self.store.account(account_id).recipient_list
+        except ApiError:
+            recipient_list = None
+        key = canonical_document(document_number) if document_number else None
+        for held in recipient_list.recipients.values() if recipient_list is not None else ():
+            if held.recipient_id == recipient_id or (key is not None and held.document_key == key):
+                return {**params, "recipient_id": held.recipient_id, "document_number": held.document_number}
+        if recipient_id is not None:
+            params["recipient_id"] = recipient_id
+        if document_number is not None:
+            params["document_number"] = document_number
+        return params
+
+    def apply(self, call: Call) -> None:
+        """Apply a successful call as the mock did; a call the replay cannot follow (the session changed through the
+        admin API meanwhile) is skipped."""
+        if call.status // 100 != 2:
+            return
+        store, body, answer = self.store, call.body, call.answer
+        now = parse_instant(call.received_at)
+        account_id = call.path.get("account_id", "")
+        try:
+            match call.operation_id:
+                case "registerAccountLimit":
+                    limits = limits_from_json(body["limit"]["pix"])
+                    store.register_account(body["account_id"], body["registration_date"], limits, now)
+                case "createLimitUpdateRequest":
+                    proposal_id = answer["limit_update_request_id"]
+                    store.request_limit_update(account_id, limits_from_json(body["pix"]), now, lambda: proposal_id)
+                case "createRecipientList":
+                    store.create_recipient_list(account_id, limits_from_json(body["limit"]["pix"]), now)
+                case "addRecipient":
+                    recipient_id = answer["recipient_id"]
+                    store.add_recipient(account_id, body["document_number"], now, lambda: recipient_id)
+                case "removeRecipient":
+                    store.remove_recipient(account_id, call.path["recipient_id"])
+                case "createRecipientListLimitUpdateRequest":
+                    proposal_id = answer["limit_update_request_id"]
+                    limits = limits_from_json(body["pix"])
+                    store.request_recipient_list_limit_update(account_id, limits, now, lambda: proposal_id)
+        except (ApiError, KeyError, TypeError, ValueError):
+            pass
+
+
+# --- the calls -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """A journaled call the export reads: the entry with its path's parameters and its answer's code."""
+
+    operation_id: str
+    method: str
+    path_text: str
+    path: dict[str, str]
+    status: int
+    body: Any
+    answer: Any
+    received_at: str
+
+    @property
+    def code(self) -> str | None:
+        return self.answer.get("code") if isinstance(self.answer, dict) and self.status >= 400 else None
+
+
+def _path_pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"{(\w+)}", template)
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts)))
+
+
+def _left_out(entry: Mapping[str, Any], operation: Operation | None) -> str | None:
+    """Why a journal entry makes no interaction, or None when it does."""
+    status = entry["status"]
+    if operation is None:
+        return "not an operation of the public spec"
+    if entry.get("injected"):
+        return "an injected fault answered"
+    if status is None:
+        return "no answer (an injected reset)"
+    if entry["method"] == "HEAD":
+        return "HEAD (the GET is the contract)"
+    if status >= 500:
+        return "a server error"
+    if status in BOUND_STATUSES:
+        return "a refusal of the server's bounds or of the transport"
+    answer = entry["response_body"]
+    if isinstance(answer, dict) and answer.get("code") in BOUND_CODES:
+        return "a refusal of the server's bounds"
+    if entry.get("truncated"):
+        return "a body over 64 KiB"
+    if entry["request_body"] is not None and operation.body is None:
+        return "a body the operation takes none of"
+    if isinstance(entry["request_body"], str) or (answer is not None and not isinstance(answer, (dict, list))):
+        return "a body that is not JSON"
+    return None
+
+
+def _call(entry: Mapping[str, Any], operation: Operation) -> Call | None:
+    # The journal keeps the path as sent: a session named in the URL is no part of the provider's path.
+    in_session = split_session_path(entry["path"])
+    path = in_session[1] if in_session is not None else entry["path"]
+    found = _path_pattern(operation.path).fullmatch(path)
+    if found is None:
+        return None
+    return Call(
+        operation.operation_id,
+        entry["method"],
+        path,
+        {name: unquote(value) for name, value in found.groupdict().items()},
+        entry["status"],
+        entry["request_body"],
+        entry["response_body"],
+        entry["received_at"],
+    )
+
+
+# --- provider states and descriptions of each call ----------------------------------------------------------------
+
+
+def _account_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
+    """The states of a call on `/limits/account/{account_id}/...`, from its answer and the replay."""
+    account_id = call.path["account_id"]
+    if call.code == "account_not_found":
+        return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
+    if call.status == 400:  # refused before any lookup
+        return []
+    found = [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
+    if call.code == "recipient_list_not_found" or (call.operation_id == "createRecipientList" and call.status == 201):
+        return [*found, states.LIST_ABSENT.state({"account_id": account_id})]
+    if call.operation_id == "createLimitUpdateRequest":
+        return found
+    found.append(states.LIST_EXISTS.state(replay.recipient_list(account_id)))
+    body = call.body if isinstance(call.body, dict) else {}
+    if call.operation_id == "addRecipient":
+        document = body.get("document_number")
+        if not isinstance(document, str):
+            return found
+        if call.code == "recipient_already_in_list":
+            # Named by the document as sent, which may be another layout of the one held (in the params).
+            held = replay.recipient(account_id, None, document)
+            return [*found, states.DOCUMENT_HELD.state(held, document_number=document)]
+        if call.status == 201:
+            return [*found, states.DOCUMENT_ABSENT.state({"account_id": account_id, "document_number": document})]
+    if call.operation_id == "removeRecipient":
+        recipient_id = call.path["recipient_id"]
+        if call.code == "recipient_not_found":
+            return [*found, states.RECIPIENT_ABSENT.state({"account_id": account_id, "recipient_id": recipient_id})]
+        if call.status == 204:
+            return [*found, states.RECIPIENT_HELD.state(replay.recipient(account_id, recipient_id, None))]
+    return found
+
+
+def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
+    """The provider states `call` relied on, as the session stood before it."""
+    if call.operation_id == "getExtraordinaryEvent":
+        key = call.path["extraordinary_event_conciliation_key"]
+        if call.status == 200 and isinstance(call.answer, dict):
+            kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
+            if kind is not None:
+                return [kind.state({"key": key, **call.answer})]
+        if call.code == "EVC100011":
+            return [states.EVENT_ABSENT.state({"key": key})]
+        return []
+    if call.operation_id == "registerAccountLimit":
+        account_id = call.body.get("account_id") if isinstance(call.body, dict) else None
+        if not isinstance(account_id, str):
+            return []
+        if call.status == 201:
+            return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
+        if call.code == "account_already_registered":
+            return [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
+        return []
+    return _account_states(call, replay)
+
+
+DESCRIPTIONS = {
+    "getExtraordinaryEvent": "a lookup of event {extraordinary_event_conciliation_key}",
+    "registerAccountLimit": "a registration of account {account_id}",
+    "createLimitUpdateRequest": "a limit change for account {account_id}",
+    "createRecipientList": "a recipient list for account {account_id}",
+    "addRecipient": "an addition of document {document_number} to the recipient list of account {account_id}",
+    "removeRecipient": "a removal of recipient {recipient_id} from the recipient list of account {account_id}",
+    "createRecipientListLimitUpdateRequest": "a limit change for the recipient list of account {account_id}",
+}
+
+
+def describe(call: Call) -> str:
+    """`a registration of account 0001-123456, answered 409 account_already_registered`."""
+    values = dict(call.path)
+    if isinstance(call.body, dict):
+        values.update({k: v for k, v in call.body.items() if isinstance(v, str)})
+    try:
+        what = DESCRIPTIONS[call.operation_id].format(**values)
+    except KeyError:  # a body without the field the words name (a refused call)
+        what = f"a call of {call.operation_id}"
+    answered = f"{call.status} {call.code}" if call.code else str(call.status)
+    return f"{what}, answered {answered}"
+
+
+# --- interactions ---------------------------------------------------------------------------------------------------
+
+
+def _shape(value: Any) -> Any:
+    """A JSON value's shape: its keys and the JSON types of its values (numbers one type), arrays item by item."""
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in sorted(value.items())}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null" if value is None else "string"
+
+
+def _state_template(name: str) -> str:
+    found = states.kind_of(name)
+    return found[0].template if found is not None else name
+
+
+def identity(call: Call, provider_states: Sequence[Mapping[str, Any]]) -> str:
+    """What makes two calls the same interaction, as a short hex key (the interaction's `key`)."""
+    same = {
+        "operation": call.operation_id,
+        "status": call.status,
+        "code": call.code,
+        "request": _shape(call.body),
+        "states": [_state_template(s["name"]) for s in provider_states],
+    }
+    return hashlib.sha256(json.dumps(same, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _json_body(content: Any) -> dict[str, Any]:
+    return {"content": content, "contentType": JSON, "encoded": False}
+
+
+def interaction(call: Call, operation: Operation, provider_states: list[dict[str, Any]]) -> dict[str, Any]:
+    request: dict[str, Any] = {"method": call.method, "path": call.path_text}
+    if call.body is not None:
+        request["headers"] = {"Content-Type": [JSON]}
+        request["body"] = _json_body(call.body)
+        if operation.body is not None:
+            body_rules = rules_for(call.body, operation.body.schema)
+            if body_rules:
+                request["matchingRules"] = {"body": body_rules}
+    response: dict[str, Any] = {"status": call.status}
+    if call.answer is not None:
+        response["headers"] = {"Content-Type": [JSON]}
+        response["body"] = _json_body(call.answer)
+        check = operation.responses.get(str(call.status))
+        echoes = [*call.path.values(), *_strings(call.body)]
+        body_rules = rules_for(call.answer, check.schema if check is not None else {}, echoes)
+        matching: dict[str, Any] = {"header": {"Content-Type": _matcher(match="regex", regex=JSON_MEDIA_TYPE_REGEX)}}
+        if body_rules:
+            matching = {"body": body_rules, **matching}
+        response["matchingRules"] = matching
+    found: dict[str, Any] = {
+        "type": "Synchronous/HTTP",
+        "key": identity(call, provider_states),
+        "description": describe(call),
+        "pending": False,
+    }
+    if provider_states:
+        found["providerStates"] = provider_states
+    return {**found, "request": request, "response": response}
+
+
+@dataclass
+class _Interactions:
+    """Interactions by key, in the order first added; descriptions kept unique."""
+
+    by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
+    descriptions: set[str] = field(default_factory=set)
+
+    def add(self, found: Mapping[str, Any]) -> None:
+        if found["key"] in self.by_key:
+            return
+        added = dict(found)
+        description, number = added["description"], 1
+        while added["description"] in self.descriptions:
+            number += 1
+            added["description"] = f"{description} ({number})"
+        self.descriptions.add(added["description"])
+        self.by_key[added["key"]] = added
+
+
+def _document(
+    consumer: str, provider: str, interactions: Iterable[dict[str, Any]], calls: int, left_out: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "consumer": {"name": consumer},
+        "provider": {"name": provider},
+        "interactions": list(interactions),
+        "metadata": {
+            "pactSpecification": {"version": PACT_VERSION},
+            "mockServer": {"calls": calls, "leftOut": left_out},
+        },
+    }
+
+
+def export_pact(
+    entries: Sequence[Mapping[str, Any]], base: Scenario, spec: Spec, consumer: str, provider: str
+) -> dict[str, Any]:
+    """The Pact V4 document of `entries` (a session's journal, oldest first) on a session that started from
+    `base`, for the operations of `spec` (the public one)."""
+    operations = spec.operations
+    replay = Replay(base)
+    kept = _Interactions()
+    left_out: list[dict[str, Any]] = []
+    for entry in entries:
+        operation = operations.get(entry["operation_id"])
+        reason = _left_out(entry, operation)
+        call = _call(entry, operation) if operation is not None and reason is None else None
+        if call is None:
+            left_out.append(
+                {
+                    "method": entry["method"],
+                    "path": entry["path"],
+                    "status": entry["status"],
+                    "reason": reason or "a path the operation does not have",
+                }
+            )
+            continue
+        assert operation is not None
+        found = provider_states(call, replay)
+        kept.add(interaction(call, operation, found))
+        replay.apply(call)
+    return _document(consumer, provider, kept.by_key.values(), len(entries), left_out)
+
+
+def merge_pacts(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One document of several of one consumer and provider (a run's sessions): their interactions in order, each
+    distinct one once (by `key`), descriptions kept unique; the calls read add up, the left-out ones are listed."""
+    if not documents:
+        raise ValueError("no pact to merge")
+    kept = _Interactions()
+    left_out: list[dict[str, Any]] = []
+    calls = 0
+    for document in documents:
+        for found in document["interactions"]:
+            kept.add(found)
+        server = document.get("metadata", {}).get("mockServer", {})
+        calls += server.get("calls", 0)
+        left_out += [item for item in server.get("leftOut", []) if item not in left_out]
+    first = documents[0]
+    return _document(first["consumer"]["name"], first["provider"]["name"], kept.by_key.values(), calls, left_out)
+
+
+def pact_file_name(consumer: str, provider: str) -> str:
+    """`ci-consumer-pix-limits.json`, as Pact's own tools name the file (path separators replaced)."""
+    return f"{_file_safe(consumer)}-{_file_safe(provider)}.json"
+
+
+def _file_safe(name: str) -> str:
+    return re.sub(r"[/\\\x00]", "_", name)
