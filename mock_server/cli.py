@@ -11,6 +11,7 @@ import copy
 import gc
 import json
 import logging
+import re
 import signal
 import ssl
 import sys
@@ -30,6 +31,8 @@ from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.connection import protocol_class
 from mock_server.http.outbound import Outbound, parse_header, tls_context
+from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
+from mock_server.http.tls_handshake import TlsConfig
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
@@ -40,8 +43,9 @@ EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
 PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
-COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER)
+COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 
 
 def _instant(value: str) -> datetime:
@@ -255,7 +259,8 @@ def _parser() -> argparse.ArgumentParser:
         "container's HEALTHCHECK) or "
         "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
         "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
-        "the mock, see `mock-server verify-provider --help`",
+        "the mock, see `mock-server verify-provider --help`; pki init DIR: test certificates for mutual TLS "
+        "(`mock-server pki init --help`)",
     )
     parser.add_argument(
         "--host",
@@ -324,6 +329,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _bound_options(parser)
     _shadow_options(parser)
+    _tls_options(parser)
     environment.name_variables(parser)
     return parser
 
@@ -340,6 +346,46 @@ def _check_parser() -> argparse.ArgumentParser:
     _fixtures_option(parser)
     environment.name_variables(parser)
     return parser
+
+
+def _tls_options(parser: argparse.ArgumentParser) -> None:
+    """https and mutual TLS (docs/tls.md); `mock-server pki init DIR` makes test certificates for them."""
+    group = parser.add_argument_group("TLS (https, mutual TLS; test certificates: mock-server pki init DIR)")
+    group.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=environment.default("tls_cert"),
+        metavar="FILE",
+        help="serve https with this PEM certificate (its chain may follow it in the file)",
+    )
+    group.add_argument(
+        "--tls-key",
+        type=Path,
+        default=environment.default("tls_key"),
+        metavar="FILE",
+        help="the certificate's PEM private key (default: in the --tls-cert file)",
+    )
+    group.add_argument(
+        "--client-ca",
+        type=Path,
+        default=environment.default("client_ca"),
+        metavar="FILE",
+        help="ask clients for a certificate issued by a CA of this PEM file (mutual TLS); needs --tls-cert",
+    )
+    group.add_argument(
+        "--client-cert",
+        choices=CLIENT_CERT_MODES,
+        default=environment.default("client_cert"),
+        help="with --client-ca: required (default: the handshake fails without a trusted certificate) or optional "
+        "(a client may come without one; one it sends must still be trusted)",
+    )
+    group.add_argument(
+        "--client-cert-header",
+        default=environment.default("client_cert_header"),
+        metavar="NAME",
+        help="behind a proxy that terminates mutual TLS: read the verified client certificate from this request "
+        "header (PEM, URL-escaped as nginx's $ssl_client_escaped_cert, or base64), from loopback peers only",
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -378,7 +424,25 @@ def settings_from(args: argparse.Namespace) -> Settings:
         shadow_key=args.shadow_key,
         shadow_cacert=args.shadow_cacert,
         shadow_timeout=args.shadow_timeout,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        client_ca=args.client_ca,
+        client_cert=args.client_cert or "required",
+        client_cert_header=args.client_cert_header.lower() if args.client_cert_header else None,
     )
+
+
+def _check_tls_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Combinations argparse cannot see, as usage errors (exit 2)."""
+    if args.tls_cert is None:
+        for flag, value in (("--tls-key", args.tls_key), ("--client-ca", args.client_ca)):
+            if value is not None:
+                parser.error(f"argument {flag} needs --tls-cert (or MOCK_SERVER_TLS_CERT): the server speaks TLS")
+    if args.client_cert is not None and args.client_ca is None:
+        parser.error("argument --client-cert needs --client-ca FILE: the CA a client certificate must be issued by")
+    header = args.client_cert_header
+    if header is not None and not HEADER_NAME.fullmatch(header):
+        parser.error(f"argument --client-cert-header: {header!r} is not a header name")
 
 
 def check(fixtures: Path) -> int:
@@ -452,7 +516,8 @@ class _Server(uvicorn.Server):
                 for sock in server.sockets:
                     port = sock.getsockname()[1]
             shown = f"[{host}]" if ":" in host else host
-            print(f"mock-server ready on http://{shown}:{port} {self._banner}", flush=True)
+            scheme = "https" if self.config.is_ssl else "http"
+            print(f"mock-server ready on {scheme}://{shown}:{port} {self._banner}", flush=True)
 
 
 def _log_config() -> dict[str, Any]:
@@ -462,10 +527,21 @@ def _log_config() -> dict[str, Any]:
     return config
 
 
-def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
-    """The uvicorn options the server runs with. bench/bare_app.py serves its baseline with them too, so the
-    benchmark's "bare Starlette" differs from the mock by the app alone."""
-    return uvicorn.Config(
+def server_tls_context(settings: Settings) -> ssl.SSLContext | None:
+    """The server's TLS context, None for plain HTTP; TlsSetupError names a file that cannot serve."""
+    if settings.tls_cert is None:
+        return None
+    return server_context(settings.tls_cert, settings.tls_key, settings.client_ca, settings.client_cert)
+
+
+def uvicorn_config(app: ASGIApp, settings: Settings, context: ssl.SSLContext | None = None) -> uvicorn.Config:
+    """The uvicorn options the server runs with (https with `context`). bench/bare_app.py serves its baseline with
+    them too, so the benchmark's "bare Starlette" differs from the mock by the app alone."""
+    tls = {} if context is None else {"ssl_context_factory": lambda config, default: context}
+    # TLS: asyncio's loop made to answer handshakes as a real server does (http/tls_handshake.py); plain HTTP keeps
+    # uvicorn's choice (uvloop).
+    config_class = uvicorn.Config if context is None else TlsConfig
+    config = config_class(
         app,
         host=settings.host,
         port=settings.port,
@@ -476,10 +552,14 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         lifespan="off",
         log_config=_log_config(),
         # http/connection.py: uvicorn's httptools protocol plus the deadlines and head-size limit it lacks.
-        http=protocol_class(settings.connection),
+        http=protocol_class(settings.connection, tls=context is not None),
         timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
         timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]
+        **tls,  # type: ignore[arg-type]
     )
+    if isinstance(config, TlsConfig):
+        config.handshake_timeout = settings.connection.header_timeout
+    return config
 
 
 def ready_banner(scenario: str, events: int, accounts: int) -> str:
@@ -491,6 +571,11 @@ def serve(settings: Settings) -> int:
     from mock_server.app import create_app  # after argument errors are out of the way
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    try:
+        context = server_tls_context(settings)
+    except TlsSetupError as exc:
+        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
     try:
         app = create_app(settings)
     except ScenarioError as exc:
@@ -507,7 +592,7 @@ def serve(settings: Settings) -> int:
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
-    server = _Server(uvicorn_config(app, settings), banner, on_shutdown)
+    server = _Server(uvicorn_config(app, settings, context), banner, on_shutdown)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -546,6 +631,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mock_server.provider import command  # httpx and the flows, only for this command
 
         return command.main(arguments[1:], oracle)
+    if arguments and arguments[0] == "pki":
+        from mock_server.pki import pki_main  # cryptography, when a PKI is made: not for serving
+
+        return pki_main(arguments[1:])
     serve_parser, check_parser = _parser(), _check_parser()
     # A MOCK_SERVER_* variable no option reads is most likely a typo of one that is: say so before anything else.
     environment.warn_unknown("mock-server", environment.variables_read_by(serve_parser, check_parser), sys.stderr)
@@ -558,6 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An empty token would make `Authorization: Bearer` with nothing after it the password.
         serve_parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
     _check_shadow(serve_parser, args)
+    _check_tls_options(serve_parser, args)
     return serve(settings_from(args))
 
 

@@ -19,13 +19,17 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 PREFIX = "MOCK_SERVER_"
-# Read by others than the command line: the pytest plugin's base URL of an external server, its keep-failed switch
-# and its pact options (its other variables are options of `serve` too; tests/cli/test_first_contact.py holds the
-# two lists together), and this repository's test suite's live server.
+# Read by others than the command line: the pytest plugin's base URL of an external server, its keep-failed switch,
+# its TLS mode and its pact options (its other variables are options of `serve` too; tests/cli/test_first_contact.py
+# holds the two lists together), `mock-server healthcheck`'s client certificate (a container's HEALTHCHECK against
+# a server requiring one), and this repository's test suite's live server.
 READ_ELSEWHERE = frozenset(
     {
         "MOCK_SERVER_URL",
         "MOCK_SERVER_KEEP_FAILED",
+        "MOCK_SERVER_TLS",
+        "MOCK_SERVER_HEALTHCHECK_CERT",
+        "MOCK_SERVER_HEALTHCHECK_KEY",
         "MOCK_SERVER_PACT",
         "MOCK_SERVER_PACT_CONSUMER",
         "MOCK_SERVER_PACT_PROVIDER",

@@ -34,3 +34,14 @@ class Settings:
     shadow_key: Path | None = None  # its private key, when not in the certificate's file
     shadow_cacert: Path | None = None  # the CA the backend's certificate is checked with (default: the system's)
     shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call
+    tls_cert: Path | None = None  # serve https with this certificate (PEM)...
+    tls_key: Path | None = None  # ...and its key (None: in the certificate's file)
+    client_ca: Path | None = None  # ask clients for a certificate issued by this CA (mutual TLS)
+    client_cert: str = "required"  # with client_ca: "required" (refused at the handshake without one) or "optional"
+    # A header in which a TLS-terminating proxy on this machine forwards the verified client certificate (PEM,
+    # URL-escaped); honoured from loopback peers only. Lower case.
+    client_cert_header: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None

@@ -23,6 +23,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.pki import TestPki
+from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
@@ -39,6 +41,12 @@ def specs() -> Specs:
 def app(specs: Specs) -> Starlette:
     # Every response any test provokes is checked against the spec: a deviation is a 500 and fails the test.
     return create_app(Settings(validate_responses=True), specs)
+
+
+@pytest.fixture(scope="session")
+def test_pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
+    """`mock-server pki init` once per test process (EC keys: quicker to make), for the TLS tests."""
+    return init_pki(tmp_path_factory.mktemp("pki"), key_type="ec")
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mock_server.domain.documents import canonical_document, is_valid_document
 from mock_server.domain.errors import Detail
 from mock_server.domain.matching import contains
 
@@ -23,12 +24,14 @@ class Expectation:
     body: Any = ABSENT  # a JSON subset of the request body
     at_least: int = 1
     at_most: int | None = None
+    client_cnpj: Any = ABSENT  # the bare CNPJ of the client certificate; None: called with no certificate
 
     def matches(self, entry: dict[str, Any]) -> bool:
         return (
             entry["operation_id"] == self.operation_id
             and (self.status is None or entry["status"] == self.status)
             and (self.body is ABSENT or contains(self.body, entry["request_body"]))
+            and (self.client_cnpj is ABSENT or _certificate_cnpj(entry) == self.client_cnpj)
         )
 
     def allows(self, count: int) -> bool:
@@ -37,10 +40,16 @@ class Expectation:
     def describe(self) -> str:
         """`addRecipient with status 201 and a body containing {...}, exactly 1 time`."""
         what = self.operation_id
+        conditions = []
         if self.status is not None:
-            what += f" with status {self.status}"
+            conditions.append(f"status {self.status}")
         if self.body is not ABSENT:
-            what += f" {'and' if self.status is not None else 'with'} a request body containing {_compact(self.body)}"
+            conditions.append(f"a request body containing {_compact(self.body)}")
+        if self.client_cnpj is not ABSENT:
+            certificate = "no client certificate" if self.client_cnpj is None else f"client CNPJ {self.client_cnpj}"
+            conditions.append(certificate)
+        if conditions:
+            what += " with " + " and ".join(conditions)
         return f"{what}, {self.count_words()}"
 
     def count_words(self) -> str:
@@ -51,6 +60,11 @@ class Expectation:
         if self.at_least == 0:
             return f"at most {_times(self.at_most)}"
         return f"from {self.at_least} to {_times(self.at_most)}"
+
+
+def _certificate_cnpj(entry: dict[str, Any]) -> str | None:
+    certificate = entry.get("client_certificate")
+    return None if certificate is None else certificate["cnpj"]
 
 
 def _times(count: int) -> str:
@@ -75,12 +89,17 @@ def expectation_from(body: dict[str, Any]) -> tuple[Expectation | None, list[Det
         problems.append(Detail(("at_least",), f"{at_least} is more than at_most {at_most}"))
     if "body_contains" in body and "body_matches" in body:
         problems.append(Detail(("body_matches",), "cannot be given with body_contains (they are one pattern)"))
+    client_cnpj = body.get("client_cnpj", ABSENT)
+    if isinstance(client_cnpj, str):
+        if not is_valid_document(client_cnpj):
+            problems.append(Detail(("client_cnpj",), f"is not a valid CNPJ: wrong check digits (got {client_cnpj!r})"))
+        client_cnpj = canonical_document(client_cnpj)
     if problems:
         return None, problems
     if at_least is None:
         at_least = 1 if at_most is None else 0
     pattern = body.get("body_contains", body.get("body_matches", ABSENT))
-    return Expectation(body["operation_id"], body.get("status"), pattern, at_least, at_most), []
+    return Expectation(body["operation_id"], body.get("status"), pattern, at_least, at_most, client_cnpj), []
 
 
 @dataclass(frozen=True, slots=True)

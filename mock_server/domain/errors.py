@@ -223,6 +223,12 @@ class MalformedHttp(ApiError):
     status, code = 400, "malformed_http"
 
 
+class HttpsRequired(ApiError):
+    """Plain HTTP sent to a port that speaks TLS (answered in plain HTTP, as nginx does)."""
+
+    status, code = 400, "https_required"
+
+
 class RequestTimeout(ApiError):
     status, code = 408, "request_timeout"
 

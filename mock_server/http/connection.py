@@ -34,6 +34,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from mock_server.domain.errors import ApiError, HeadersTooLarge, MalformedHttp, RequestTimeout
+from mock_server.http.tls import TLS_EXTENSION, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
 
@@ -181,6 +182,25 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._body_timer = None
 
 
-def protocol_class(limits: ConnectionLimits) -> type[GuardedHttpProtocol]:
-    """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits`."""
-    return type("GuardedHttpProtocol", (GuardedHttpProtocol,), {"limits": limits})
+class TlsHttpProtocol(GuardedHttpProtocol):
+    """One connection over TLS: every request's scope also carries the ASGI TLS extension (the client certificate),
+    which uvicorn does not set. Read once per connection, after the handshake; plain HTTP never runs this class."""
+
+    _tls: dict[str, Any] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        self._tls = tls_extension(ssl_object) if ssl_object is not None else None
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._tls is not None:
+            self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
+
+
+def protocol_class(limits: ConnectionLimits, tls: bool = False) -> type[GuardedHttpProtocol]:
+    """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits`; with `tls`, the one
+    that hands the client certificate to the application."""
+    base = TlsHttpProtocol if tls else GuardedHttpProtocol
+    return type(base.__name__, (base,), {"limits": limits})

@@ -42,6 +42,7 @@ from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
+from mock_server.http.tls import client_certificate
 from mock_server.spec.openapi import Operation, SchemaCheck
 from mock_server.state.coverage import Coverage
 from mock_server.state.divergences import Divergence
@@ -376,6 +377,9 @@ class OperationRunner:
                 bytes(response.body),  # the same object: Response keeps bytes
                 request_headers=exchange.headers,
                 injected=reply.injected,
+                client_certificate=client_certificate(
+                    exchange.request.scope, exchange.headers, self.server.settings.client_cert_header
+                ),
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count

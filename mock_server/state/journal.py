@@ -15,6 +15,7 @@ from collections import deque
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from mock_server.domain.certificates import ClientCertificate
 from mock_server.domain.clock import timestamp
 from mock_server.domain.errors import ApiError
 from mock_server.wire.decoding import parse_json
@@ -29,6 +30,7 @@ DEFAULT_JOURNAL_TOTAL_BYTES = 256 * 1024 * 1024  # every session together
 # deque's slot (measured with tracemalloc: about 330 bytes).
 ENTRY_OVERHEAD = 400
 TRUNCATED = "[truncated: {size} bytes in all]"
+CERTIFICATE_COST = 800  # a ClientCertificate: its strings (subject, issuer, serial, fingerprint) and datetimes
 
 
 class _Entry(NamedTuple):
@@ -46,6 +48,7 @@ class _Entry(NamedTuple):
     cost: int  # bytes counted against the bounds
     seq: int  # order over every journal (the overall bound drops the lowest first)
     injected: bool  # an injected fault answered, not the mock's own rules
+    client_certificate: ClientCertificate | None  # the TLS client certificate the call came with (one per client)
 
 
 def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
@@ -155,6 +158,7 @@ class Journal:
         *,
         request_headers: dict[str, str] | None = None,
         injected: bool = False,
+        client_certificate: ClientCertificate | None = None,
     ) -> None:
         if not self.max_bytes:
             return
@@ -167,6 +171,8 @@ class Journal:
         cost = ENTRY_OVERHEAD + len(path) + len(request_raw) + len(response_raw)
         if headers:  # the head is bounded (http/connection.py: 64 KiB by default); a dict slot costs about 100 bytes
             cost += sum(100 + len(name) + len(value) for name, value in headers.items())
+        if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
+            cost += CERTIFICATE_COST
         while self._entries and (len(self._entries) >= JOURNAL_SIZE or self._usage.bytes + cost > self.max_bytes):
             self._drop_oldest()
         budget = self._budget
@@ -186,6 +192,7 @@ class Journal:
                 cost,
                 budget._next(self),
                 injected,
+                client_certificate,
             )
         )
         self._usage.bytes += cost
@@ -231,6 +238,8 @@ class Journal:
                 "response_body": _decoded(e.response_raw, True, e.response_size),
                 "request_headers": _redacted(e.request_headers),
             }
+            if e.client_certificate is not None:
+                entry["client_certificate"] = e.client_certificate.to_json()
             if e.request_size > len(e.request_raw) or e.response_size > len(e.response_raw):
                 entry["truncated"] = [
                     name
