@@ -7,6 +7,11 @@ no command can hang.
 
 Exit codes: 0 healthy (or the pact written); 1 not healthy (or refused), with one line on stderr saying why; 2 a
 usage error (argparse).
+
+Over https (a server started with --tls-cert): `wait` verifies the server against `--cacert` (else the system's
+trust) and `healthcheck` does not (it asks the server on this machine whether it is up, as a container's
+HEALTHCHECK: who it is was settled when it was started); a server that requires a client certificate gets
+`--cert`/`--key`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import http.client
 import json
 import os
 import re
+import ssl
 import sys
 import time
 from collections.abc import Sequence
@@ -39,8 +45,9 @@ class Verdict:
     reason: str  # what was found, for the one line on stderr
 
 
-def check_health(base_url: str, timeout: float) -> Verdict:
-    """One GET of BASE_URL/__mock/health, bounded by `timeout` seconds (connect and read each)."""
+def check_health(base_url: str, timeout: float, tls: ssl.SSLContext | None = None) -> Verdict:
+    """One GET of BASE_URL/__mock/health, bounded by `timeout` seconds (connect and read each); an https URL
+    with the `tls` context (else the system's trust, no client certificate)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Verdict(False, f"{base_url!r} is not an http:// or https:// URL")
@@ -48,8 +55,11 @@ def check_health(base_url: str, timeout: float) -> Verdict:
         port = parts.port
     except ValueError as exc:
         return Verdict(False, f"{base_url!r}: {exc}")
-    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_type(parts.hostname, port, timeout=max(timeout, 0.001))
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.hostname, port, timeout=max(timeout, 0.001), context=tls)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, port, timeout=max(timeout, 0.001))
     url = f"{parts.path.rstrip('/')}{HEALTH_PATH}"
     try:
         connection.request("GET", url, headers={"Accept": "application/json"})
@@ -76,6 +86,10 @@ def _describe(exc: BaseException) -> str:
         return "connection refused (nothing listens there)"
     if isinstance(exc, TimeoutError):
         return "no answer within the timeout"
+    if isinstance(exc, ssl.SSLError) and exc.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
+        return f"{exc.reason}: the server requires a client certificate (--cert and --key)"
+    if isinstance(exc, ssl.SSLError) and exc.reason == "WRONG_VERSION_NUMBER":
+        return f"{exc.reason}: the server speaks plain HTTP, not https"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
@@ -111,6 +125,7 @@ def wait(
     pid: int | None = None,
     ready_file: Path | None = None,
     attempt_timeout: float = 2.0,
+    tls: ssl.SSLContext | None = None,
 ) -> Verdict:
     """Poll until the server is healthy, the deadline passes, or (`pid`) the server process is gone.
 
@@ -124,7 +139,7 @@ def wait(
             last = Verdict(False, f"no ready line in {ready_file} yet")
         else:
             left = deadline - time.monotonic()
-            last = check_health(target, min(attempt_timeout, max(left, 0.05)))
+            last = check_health(target, min(attempt_timeout, max(left, 0.05)), tls=tls)
             if last.healthy:
                 return Verdict(True, target.rstrip("/"))
         if pid is not None and _process_gone(pid):
@@ -142,6 +157,47 @@ def _positive(value: str) -> float:
     if not number > 0 or number == float("inf"):
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return number
+
+
+def _tls_options(parser: argparse.ArgumentParser, healthcheck: bool) -> None:
+    twin = " (MOCK_SERVER_HEALTHCHECK_{})" if healthcheck else ""
+    if not healthcheck:
+        parser.add_argument(
+            "--cacert", type=Path, metavar="FILE", help="https: trust the server's certificate to this CA (PEM)"
+        )
+    parser.add_argument(
+        "--cert",
+        type=Path,
+        metavar="FILE",
+        default=os.environ.get("MOCK_SERVER_HEALTHCHECK_CERT") or None if healthcheck else None,
+        help="https: the client certificate (PEM) to present, for a server started with --client-cert required"
+        + twin.format("CERT"),
+    )
+    parser.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        default=os.environ.get("MOCK_SERVER_HEALTHCHECK_KEY") or None if healthcheck else None,
+        help="its private key (default: in the --cert file)" + twin.format("KEY"),
+    )
+
+
+def _tls_context(parser: argparse.ArgumentParser, args: argparse.Namespace, verify: bool) -> ssl.SSLContext:
+    """The client side of https: the server verified against --cacert (or the system) unless `verify` is off; the
+    client certificate of --cert/--key. A file that cannot be read is a usage error."""
+    cacert = getattr(args, "cacert", None)
+    try:
+        if verify:
+            context = ssl.create_default_context(cafile=cacert)
+        else:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if args.cert is not None:
+            context.load_cert_chain(args.cert, args.key)
+    except (OSError, ssl.SSLError) as exc:
+        parser.error(f"--cacert, --cert or --key cannot serve https: {exc}")
+    return context
 
 
 def healthcheck_main(argv: Sequence[str]) -> int:
@@ -162,6 +218,13 @@ def healthcheck_main(argv: Sequence[str]) -> int:
         help="the server's --port (default %(default)s)",
     )
     parser.add_argument("--timeout", type=_positive, default=3.0, help="seconds to wait for the answer (default 3)")
+    parser.add_argument(
+        "--https",
+        action="store_true",
+        default=bool(environment.default("tls_cert")),
+        help="the server speaks https (default: when MOCK_SERVER_TLS_CERT is set, as `serve` reads it)",
+    )
+    _tls_options(parser, healthcheck=True)
     environment.name_variables(parser)  # a bad MOCK_SERVER_PORT is named as such, as `serve` names it
     args = parser.parse_args(argv)
     url = args.url
@@ -173,8 +236,9 @@ def healthcheck_main(argv: Sequence[str]) -> int:
             )
             return UNHEALTHY
         host = LOOPBACK_FOR.get(args.host, args.host)
-        url = f"http://[{host}]:{args.port}" if ":" in host else f"http://{host}:{args.port}"
-    verdict = check_health(url, args.timeout)
+        scheme = "https" if args.https else "http"
+        url = f"{scheme}://[{host}]:{args.port}" if ":" in host else f"{scheme}://{host}:{args.port}"
+    verdict = check_health(url, args.timeout, tls=_tls_context(parser, args, verify=False))
     if not verdict.healthy:
         print(f"mock-server healthcheck: {verdict.reason}", file=sys.stderr, flush=True)
         return UNHEALTHY
@@ -196,10 +260,12 @@ def wait_main(argv: Sequence[str]) -> int:
     parser.add_argument("--pid", type=int, help="give up at once when this process (the server) has exited")
     parser.add_argument("--timeout", type=_positive, default=30.0, help="seconds to wait in all (default 30)")
     parser.add_argument("--interval", type=_positive, default=0.1, help="seconds between attempts (default 0.1)")
+    _tls_options(parser, healthcheck=False)
     args = parser.parse_args(argv)
     if (args.url is None) == (args.ready_file is None):
         parser.error("give either URL or --ready-file FILE")
-    verdict = wait(args.url, args.timeout, args.interval, args.pid, args.ready_file)
+    tls = _tls_context(parser, args, verify=True)
+    verdict = wait(args.url, args.timeout, args.interval, args.pid, args.ready_file, tls=tls)
     if not verdict.healthy:
         print(f"mock-server wait: {verdict.reason}", file=sys.stderr, flush=True)
         return UNHEALTHY

@@ -22,7 +22,7 @@ import httpx
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 READY = re.compile(
-    r"^mock-server ready on http://(?P<host>[^ ]+):(?P<port>\d+)"
+    r"^mock-server ready on (?P<scheme>https?)://(?P<host>[^ ]+):(?P<port>\d+)"
     r" \(scenario (?P<scenario>\S+): (?P<events>\d+) events?, (?P<accounts>\d+) accounts?\)$"
 )
 START_TIMEOUT = 30.0
@@ -44,7 +44,7 @@ class LiveServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{self.ready['scheme']}://{self.host}:{self.port}"
 
     def client(self, **kwargs: Any) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)

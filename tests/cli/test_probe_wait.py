@@ -38,7 +38,7 @@ class FakeHealth:
         self.hangs = hangs  # a server that accepts and never answers: each attempt uses its whole timeout
         self.timeouts: list[float] = []
 
-    def __call__(self, base_url: str, timeout: float) -> Verdict:
+    def __call__(self, base_url: str, timeout: float, tls: object = None) -> Verdict:
         self.timeouts.append(timeout)
         if self.healthy_at is not None and len(self.timeouts) >= self.healthy_at:
             return Verdict(True, "ok")
