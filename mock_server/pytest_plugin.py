@@ -10,6 +10,11 @@ pytest process: under pytest-xdist every worker has its own. `--mock-server-url 
 instead; each test then works in a session named for this process and test, so workers and concurrent CI jobs
 never share state.
 
+`--mock-server-tls https` serves the in-process server over https, `mutual` over mutual TLS (a client certificate
+required), with certificates `mock-server pki init` makes in a temporary directory (needs the `tls` extra):
+`pix_mock.pki` hands the test their files (`pki.ca`, `pki.client()`, `pki.client("expired")`, ...) for the code
+under test to load, and `pix_mock.client` trusts the CA and presents the good client certificate.
+
 At load time this module imports pytest and the standard library only: the server (Starlette, uvicorn) and
 httpx are imported when a test first asks for `pix_mock`.
 """
@@ -32,8 +37,12 @@ from urllib.parse import quote
 import pytest
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
     import uvicorn
+
+    from mock_server.pki import TestPki
 
 _T = TypeVar("_T")
 GROUP = "mock-server"
@@ -41,6 +50,7 @@ MARKER = "mock_server"
 START_TIMEOUT = 60.0  # seconds for the in-process server to accept connections
 JOURNAL_SHOWN = 50  # the last N journal entries attached to a failed test's report
 PACT_PROVIDER = "pix-limits"
+ANY_CLIENT: Any = object()  # verify(client_cnpj=...) not given: calls with any client certificate or none count
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,11 @@ OPTIONS = (
     _Option("clock", "instant every test's session clock is frozen at (ISO 8601 with offset; default: real time)"),
     _Option("admin_token", "admin token to send (and, in-process, to require)"),
     _Option(
+        "tls",
+        "serve the in-process server over `https`, or `mutual` TLS (a client certificate required), with test "
+        "certificates made for the run (pix_mock.pki); needs the tls extra",
+    ),
+    _Option(
         "keep_failed",
         "keep a failed test's session on the server, named in its report, instead of deleting it",
         switch=True,
@@ -82,6 +97,7 @@ OPTIONS = (
     _Option("pact_consumer", "the consumer's name in the pact (default: the name of pytest's rootdir)"),
     _Option("pact_provider", f"the provider's name in the pact (default {PACT_PROVIDER})"),
 )
+TLS_MODES = ("https", "mutual")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
 
@@ -129,6 +145,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "its calls go into the pact of `consumer`",
     )
     _switch(config, "keep_failed")  # a MOCK_SERVER_KEEP_FAILED that is neither yes nor no stops the run here
+    tls = _setting(config, "tls")
+    if tls is not None and tls not in TLS_MODES:
+        raise pytest.UsageError(f"--mock-server-tls {tls!r}: give one of {', '.join(TLS_MODES)}")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -138,7 +157,9 @@ def pytest_report_header(config: pytest.Config) -> str:
     kept = "; a failed test's session is kept" if _switch(config, "keep_failed") else ""
     pact = _setting(config, "pact")
     pacts = f"; the pact of the run's calls into {pact}" if pact else ""
-    return f"mock-server: {where}; scenario {scenario}{kept}{pacts}"
+    tls = _setting(config, "tls")
+    over = f"; over {'mutual TLS' if tls == 'mutual' else 'https'}" if tls and not url else ""
+    return f"mock-server: {where}; scenario {scenario}{kept}{over}{pacts}"
 
 
 class MockServerError(AssertionError):
@@ -179,7 +200,12 @@ class _InProcessServer:
         if fixtures:
             options["fixtures"] = Path(fixtures)
         self.app = create_app(Settings(**options))
-        uvicorn_config = uvicorn.Config(
+        self.tls = _setting(config, "tls")
+        self.pki: TestPki | None = None
+        tls_options: dict[str, Any] = {}
+        if self.tls:
+            self.pki, tls_options = self._tls_options()
+        uvicorn_config = (uvicorn.Config if self.tls is None else _tls_config_class())(
             self.app,
             host="127.0.0.1",
             port=0,
@@ -187,7 +213,9 @@ class _InProcessServer:
             lifespan="off",
             ws="none",
             access_log=False,
-            http=protocol_class(ConnectionLimits()),  # mock-server's own protocol: a `reset` fault can drop
+            # mock-server's own protocol: a `reset` fault can drop; over TLS, the client certificate is journaled
+            http=protocol_class(ConnectionLimits(), tls=self.tls is not None),
+            **tls_options,
         )
         self._server: uvicorn.Server = uvicorn.Server(uvicorn_config)
         self._thread = threading.Thread(target=self._server.run, name="mock-server", daemon=True)
@@ -199,8 +227,23 @@ class _InProcessServer:
             time.sleep(0.001)
         server = self._server.servers[0]
         port = server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
         self._loop = server.get_loop()
+
+    def _tls_options(self) -> tuple[TestPki, dict[str, Any]]:
+        """`mock-server pki init` into a temporary directory (kept until the process ends: the test may hand its
+        files to the code under test at any time), and uvicorn's TLS options for its server certificate."""
+        import tempfile
+        from pathlib import Path
+
+        from mock_server.http.tls import server_context
+        from mock_server.pki import init
+
+        self._pki_directory = tempfile.TemporaryDirectory(prefix="mock-server-pki-")
+        pki = init(Path(self._pki_directory.name), key_type="ec")  # EC: made in milliseconds, RSA in a second
+        client_ca = pki.ca if self.tls == "mutual" else None
+        context = server_context(pki.server_cert, pki.server_key, client_ca, "required")
+        return pki, {"ssl_context_factory": lambda config, default: context}
 
     def in_loop(self, work: Callable[[], _T]) -> _T:
         """`work()` run in the server's event loop, the one thread that touches its sessions (a request may be
@@ -237,6 +280,12 @@ class _InProcessServer:
         self._server.should_exit = True
         if wait:
             self._thread.join(timeout=10)
+
+
+def _tls_config_class() -> type[uvicorn.Config]:
+    from mock_server.http.tls_handshake import TlsConfig  # asyncio's loop, answering handshakes as a real server
+
+    return TlsConfig
 
 
 _IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did
@@ -279,6 +328,8 @@ class PixMock:
         self.server_url = server_url
         self.url = f"{server_url}/__session/{name}"
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
+        # --mock-server-tls: the test certificates' files (pki.ca, pki.client(), pki.client("expired"), ...)
+        self.pki: TestPki | None = None
         self._transport = transport
         self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -396,10 +447,12 @@ class PixMock:
         times: int | None = None,
         at_least: int | None = None,
         at_most: int | None = None,
+        client_cnpj: Any = ANY_CLIENT,
     ) -> dict[str, Any]:
         """Assert what the client called (POST /__mock/verify): the session's journaled calls of `operation_id`
-        answered `status` whose request body contains `body_contains` (a JSON subset) number exactly `times`, or
-        at least `at_least` and at most `at_most` (none of them: at least once). Answers the verdict when it holds;
+        answered `status` whose request body contains `body_contains` (a JSON subset), made with a TLS client
+        certificate of `client_cnpj` (None: with none), number exactly `times`, or at least `at_least` and at
+        most `at_most` (none of them: at least once). Answers the verdict when it holds;
         raises VerificationFailed listing every call of the operation the mock saw when it does not, and
         MockServerError when the server refuses the question (an unknown operation, times with at_least)."""
         __tracebackhide__ = True
@@ -411,6 +464,8 @@ class PixMock:
             "at_most": at_most,
         }
         spec = {"operation_id": operation_id} | {name: value for name, value in options.items() if value is not None}
+        if client_cnpj is not ANY_CLIENT:
+            spec["client_cnpj"] = client_cnpj
         response = self._send("POST", "/verify", spec)
         failure = response.json() if response.status_code == 409 else None
         if isinstance(failure, dict) and failure.get("code") == "verification_failed":
@@ -632,6 +687,7 @@ class _Run:
         self._lock = threading.Lock()
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
+        self.pki = self._local.pki if self._local is not None else None
 
     @property
     def transport(self) -> httpx.BaseTransport:
@@ -640,9 +696,18 @@ class _Run:
             if self._transport is None:
                 import httpx
 
-                self._pool = httpx.HTTPTransport()
+                self._pool = httpx.HTTPTransport(verify=self._ssl_context()) if self.pki else httpx.HTTPTransport()
                 self._transport = _shared(self._pool)
             return self._transport
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        """The test CA trusted, the good client certificate presented (needed when the server is `mutual`)."""
+        import ssl
+
+        assert self.pki is not None
+        context = ssl.create_default_context(cafile=self.pki.ca)
+        context.load_cert_chain(*self.pki.client())
+        return context
 
     @functools.cached_property
     def _lifecycle(self) -> _Lifecycle:
@@ -694,6 +759,7 @@ class _Run:
                 raise _refusal("POST", url, status, text)
         mock = PixMock(self.server_url, name, self.token)
         mock._run = self
+        mock.pki = self.pki
         return mock
 
     def finish(self, mock: PixMock, failed: bool, consumer: str | None = None) -> None:

@@ -24,7 +24,7 @@ PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED"):
+    for name in ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED", "TLS"):
         monkeypatch.delenv(f"MOCK_SERVER_{name}", raising=False)
     pytester.makeini(INI.format(extra=""))
     return pytester
