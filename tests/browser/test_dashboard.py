@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.browser.conftest import TOKEN, Server, Watch, open_page, screenshot
+from mock_server.pki import TestPki
+from tests.browser.conftest import TOKEN, Server, Watch, open_page, screenshot, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 
@@ -179,6 +182,33 @@ def test_the_journal_shows_public_calls_as_they_happen(page: Page, server: Serve
     expect(rows.nth(1).locator("td.path")).to_have_text(f"/event_conciliation/extraordinary_event/{PENDING}")
     page.locator("#journal-clear").click()
     expect(page.locator("#journal-count")).to_have_text("0 requests")
+
+
+@pytest.fixture(scope="module")
+def proxied() -> Iterator[Server]:
+    """A server behind a (pretend) TLS-terminating proxy on this machine: it reads the client certificate from the
+    header such a proxy forwards it in."""
+    running = start_server("--client-cert-header", "X-Client-Cert")
+    yield running
+    stop_server(running)
+
+
+def test_the_journal_shows_the_client_certificates_cnpj(browser: Browser, proxied: Server, test_pki: TestPki) -> None:
+    """A call that came with a client certificate shows its CNPJ, the rest of the certificate on hover; a call
+    without one says so."""
+    page, watch, context = open_page(browser, proxied.url)
+    open_dashboard(page, proxied)
+    with proxied.client() as client:
+        certificate = quote(test_pki.client()[0].read_text())  # as nginx's $ssl_client_escaped_cert
+        client.get(f"/event_conciliation/extraordinary_event/{PENDING}", headers={"X-Client-Cert": certificate})
+        client.get(f"/event_conciliation/extraordinary_event/{PENDING}")
+    rows = page.locator("#journal tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0).locator("td.client")).to_have_text("none")
+    expect(rows.nth(1).locator("td.client")).to_have_text("CNPJ 12345678000195")
+    expect(rows.nth(1).locator("td.client")).to_have_attribute("title", re.compile(r"serialNumber=12345678000195"))
+    context.close()
+    assert not watch.foreign and not watch.errors, (watch.foreign, watch.errors)
 
 
 def test_a_fault_made_on_the_page_hits_the_next_call(page: Page, server: Server) -> None:

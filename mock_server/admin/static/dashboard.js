@@ -370,11 +370,21 @@
         title: "request: " + JSON.stringify(e.request_body) + "\nresponse: " + JSON.stringify(e.response_body) }, [
         el("td", { text: e.received_at.slice(11, 23) }), el("td", { text: e.method }),
         el("td", { "class": "path", text: e.path }), el("td", { text: e.operation_id }),
-        el("td", { "class": "num", text: e.status === null ? "reset" : String(e.status) })  // null: no answer
+        el("td", { "class": "num", text: e.status === null ? "reset" : String(e.status) }),  // null: no answer
+        clientCell(e.client_certificate)
       ]);
     });
-    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No public API calls in this session yet." })])];
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "6", "class": "muted", text: "No public API calls in this session yet." })])];
     body.replaceChildren.apply(body, rows);
+  }
+
+  // The TLS client certificate a call came with (mutual TLS, or a proxy's header): its CNPJ, the rest on hover.
+  function clientCell(cert) {
+    if (!cert) return el("td", { "class": "client muted", text: "none" });
+    return el("td", { "class": "client",
+      title: cert.subject + "\nissuer: " + cert.issuer + "\nserial: " + cert.serial_number +
+        "\nSHA-256: " + cert.fingerprint_sha256 + "\nvalid: " + cert.not_before + " to " + cert.not_after,
+      text: cert.cnpj ? "CNPJ " + cert.cnpj : (cert.organization || "no CNPJ") });
   }
 
   function loadJournal() {
