@@ -10,6 +10,11 @@ everything it started, and so does any of its processes dying.
 
 prints `mock-cluster ready on http://127.0.0.1:8000 (2 processes: http://127.0.0.1:41533 http://127.0.0.1:40119)`.
 Needs nginx (Debian: `apt-get install nginx-light`; `make cluster-test` installs it when missing).
+
+With `--tls-cert F --tls-key F` nginx serves https; with `--client-ca F` too it ends mutual TLS (a client
+certificate required and verified by nginx) and forwards the verified certificate in X-Client-Cert to the processes,
+started with `--client-cert-header X-Client-Cert`: the journal records the client's certificate as if the mock had
+run the handshake itself (docs/tls.md).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -30,16 +36,36 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "deploy" / "nginx" / "mock-cluster.conf"
 READY = "mock-server ready on "
 START_TIMEOUT = 60.0
+CLIENT_CERT_HEADER = "X-Client-Cert"
 
 
-def nginx_config(listen: str, servers: Sequence[str], run_dir: Path) -> str:
-    """The template with its placeholders filled: `servers` as host:port."""
+def nginx_config(
+    listen: str,
+    servers: Sequence[str],
+    run_dir: Path,
+    tls: tuple[Path, Path] | None = None,
+    client_ca: Path | None = None,
+) -> str:
+    """The template with its placeholders filled: `servers` as host:port; `tls` (certificate, key): https, and
+    with `client_ca` mutual TLS whose verified client certificate goes on in CLIENT_CERT_HEADER."""
     lines = "\n".join(f"        server {server};" for server in servers)
+    tls_lines = header = ""
+    if tls is not None:
+        listen += " ssl"
+        tls_lines = (
+            f"\n        ssl_certificate {tls[0].resolve()};\n        ssl_certificate_key {tls[1].resolve()};\n"
+            "        ssl_protocols TLSv1.2 TLSv1.3;"
+        )
+        if client_ca is not None:
+            tls_lines += f"\n        ssl_client_certificate {client_ca.resolve()};\n        ssl_verify_client on;"
+            header = f"\n            proxy_set_header {CLIENT_CERT_HEADER} $ssl_client_escaped_cert;"
     return (
         TEMPLATE.read_text(encoding="utf-8")
         .replace("@RUN_DIR@", str(run_dir))
         .replace("@LISTEN@", listen)
         .replace("@SERVERS@", lines)
+        .replace("@TLS@", tls_lines)
+        .replace("@CLIENT_CERT_HEADER@", header)
     )
 
 
@@ -58,15 +84,22 @@ def _start_server(command: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit(f"cluster: {' '.join(command)} did not start")
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], mutual: bool = False) -> None:
+    """Until the balancer answers /__mock/health (over mutual TLS, where this script holds no client certificate:
+    until nginx answers at all, its 400 for the missing certificate)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # nginx's own liveness, not its identity
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit(f"cluster: nginx exited with {process.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/__mock/health", timeout=2) as answer:
+            with urllib.request.urlopen(f"{url}/__mock/health", timeout=2, context=context) as answer:
                 if answer.status == 200:
                     return
+        except urllib.error.HTTPError as error:
+            if mutual and error.code == 400:
+                return
         except (urllib.error.URLError, OSError):
             pass
         time.sleep(0.05)
@@ -89,10 +122,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="the balancer's interface (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="the balancer's port (default 8000)")
     parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx", help="the nginx binary")
+    parser.add_argument("--tls-cert", type=Path, help="nginx serves https with this certificate (PEM)")
+    parser.add_argument("--tls-key", type=Path, help="...and this key")
+    parser.add_argument(
+        "--client-ca",
+        type=Path,
+        help="nginx ends mutual TLS against this CA and forwards the client certificate to the processes",
+    )
     parser.add_argument("server_options", nargs="*", help="passed to every mock-server (after --)")
     args = parser.parse_args(argv)
     if args.processes < 1:
         parser.error("--processes must be at least 1")
+    if (args.tls_cert is None) != (args.tls_key is None) or (args.client_ca and not args.tls_cert):
+        parser.error("--tls-cert and --tls-key go together; --client-ca needs them")
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    forwarded = ["--client-cert-header", CLIENT_CERT_HEADER] if args.client_ca else []
     if not Path(args.nginx).exists():
         raise SystemExit(f"cluster: no nginx at {args.nginx} (Debian: apt-get install nginx-light)")
     mock_server = [sys.executable, "-m", "mock_server"]
@@ -108,16 +152,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         urls = []
         for _ in range(args.processes):
-            process, url = _start_server([*mock_server, *args.server_options, "--host", "127.0.0.1", "--port", "0"])
+            options = [*args.server_options, *forwarded, "--host", "127.0.0.1", "--port", "0"]
+            process, url = _start_server([*mock_server, *options])
             started.append(process)
             urls.append(url)
         listen = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
         config = run_dir / "nginx.conf"
-        config.write_text(nginx_config(listen, [u.removeprefix("http://") for u in urls], run_dir), encoding="utf-8")
+        servers = [u.removeprefix("http://") for u in urls]
+        config.write_text(nginx_config(listen, servers, run_dir, tls, args.client_ca), encoding="utf-8")
         nginx = subprocess.Popen([args.nginx, "-p", str(run_dir), "-c", str(config), "-g", "daemon off;"])
         started.append(nginx)
-        balancer = f"http://{listen}"
-        _wait_healthy(balancer, nginx)
+        balancer = f"{'https' if tls else 'http'}://{listen}"
+        _wait_healthy(balancer, nginx, mutual=args.client_ca is not None)
         print(f"mock-cluster ready on {balancer} ({args.processes} processes: {' '.join(urls)})", flush=True)
         while all(process.poll() is None for process in started):
             time.sleep(0.2)
