@@ -108,7 +108,7 @@ def client_certificate(
     """The client certificate of this request: the one of its own TLS handshake, else (with `trusted_header`, a
     lower-case header name) the one a proxy on this machine forwarded in that header (PEM, URL-escaped PEM as
     nginx's $ssl_client_escaped_cert, or base64 DER). None when the request came with none."""
-    tls = scope.get("extensions", {}).get(TLS_EXTENSION)
+    tls = (scope.get("extensions") or {}).get(TLS_EXTENSION)
     if tls is not None and tls.get("client_cert_chain"):
         try:
             return _read(tls["client_cert_chain"][0])

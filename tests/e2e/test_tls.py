@@ -236,6 +236,18 @@ def test_schemathesis_over_mutual_tls_replays_every_example_of_both_specs(mtls, 
     assert {entry["client_certificate"]["cnpj"] for entry in journal} == {pki.cnpj}  # ...with the good certificate
 
 
+def test_an_injected_reset_drops_the_tls_connection_and_is_journaled_with_the_certificate(mtls, pki):
+    session = {"X-Mock-Session": "tls-reset"}
+    with client(mtls, pki) as good:
+        assert good.post("/__mock/reset", headers=session).status_code == 200
+        fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
+        assert good.post("/__mock/faults", headers=session, json=fault).status_code == 201
+        with pytest.raises(httpx.TransportError):
+            good.get(EVENT, headers=session)
+        [entry] = good.get("/__mock/requests", headers=session).json()["requests"]
+    assert entry["status"] is None and entry["client_certificate"]["cnpj"] == pki.cnpj
+
+
 # --- plain HTTP, silence, options -----------------------------------------------------------------------------
 
 
