@@ -281,7 +281,8 @@ class PixMock:
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
         self._transport = transport
         self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
-        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # X-Mock-Admin: a bodyless admin call that changes state (a cancel, a snapshot) needs it (docs/threat-model.md).
+        self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {token}"} if token else {})}
 
     @property
     def transport(self) -> httpx.BaseTransport | None:
@@ -292,8 +293,8 @@ class PixMock:
 
     @functools.cached_property
     def client(self) -> httpx.Client:
-        """An httpx.Client on `url`, the admin token sent when there is one; made when first used (a test that
-        only hands `url` to the code under test never pays for one)."""
+        """An httpx.Client on `url`, sending X-Mock-Admin: 1 and the admin token when there is one; made when first
+        used (a test that only hands `url` to the code under test never pays for one)."""
         import httpx
 
         return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self.transport)
@@ -628,7 +629,8 @@ class _Run:
         self.token = _setting(config, "admin_token")
         self.keep_failed = _switch(config, "keep_failed")
         self.pacts = _pacts(config) if _setting(config, "pact") else None
-        self._headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        # X-Mock-Admin: DELETE /__mock/sessions/NAME is bodyless and changes state (docs/threat-model.md).
+        self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {self.token}"} if self.token else {})}
         self._lock = threading.Lock()
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None

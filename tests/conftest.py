@@ -28,6 +28,9 @@ from mock_server.spec.openapi import Specs, load_specs
 from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
+# What a program's admin calls carry (http/cross_origin.py): a bodyless call that changes state needs it.
+# tests/http/test_cross_origin.py checks the server without it.
+ADMIN_HEADERS = {"X-Mock-Admin": "1"}
 
 
 @pytest.fixture(scope="session")
@@ -46,12 +49,12 @@ def client(app: Starlette) -> Iterator[Client]:
     """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"
-        with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session}) as live:
+        with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session, **ADMIN_HEADERS}) as live:
             live.post("/__mock/reset").raise_for_status()
             yield live
         return
     app.state.sessions.clear()
-    with WatchedTestClient(app, raise_server_exceptions=True) as local:
+    with WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS) as local:
         yield local
 
 
@@ -61,7 +64,7 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
     def build(**options: Any) -> TestClient:
         options.setdefault("validate_responses", True)
-        return TestClient(create_app(Settings(**options), specs))
+        return TestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
 
     return build
 
