@@ -438,7 +438,8 @@ class PixMock:
 
     def snapshot(self, name: str) -> dict[str, Any]:
         """Copy the session's events, accounts and pending schedules under `name` (POST /__mock/snapshots/NAME;
-        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts)."""
+        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts). A name is
+        written as a session's: 1 to 64 of `A-Za-z0-9._-`, not `.` or `..`."""
         result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}", expect=201)
         return result
 
