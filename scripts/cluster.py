@@ -10,6 +10,10 @@ everything it started, and so does any of its processes dying.
 
 prints `mock-cluster ready on http://127.0.0.1:8000 (2 processes: http://127.0.0.1:41533 http://127.0.0.1:40119)`.
 Needs nginx (Debian: `apt-get install nginx-light`; `make cluster-test` installs it when missing).
+
+nginx passes each client's Host on, and every process answers only to loopback names and IP addresses (the guard
+against DNS rebinding, docs/threat-model.md): a balancer that clients reach by a name (`--host 0.0.0.0`, then
+`http://mocks.internal:8000`) needs that name passed on, `-- --allowed-hosts mocks.internal`.
 """
 
 from __future__ import annotations
