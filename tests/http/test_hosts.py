@@ -5,7 +5,9 @@ connection to an app of this process (tests/threaded_server.py)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -225,3 +227,15 @@ def test_allowed_hosts_open_the_server_to_a_deployments_names(app: Starlette) ->
             assert (status, body["status"]) == (200, "ok"), host
         status, _, body, _ = _parse(*exchange(port, request("/__mock/health", "Host: evil.test")))
         assert (status, body["code"]) == (403, "host_not_allowed")
+
+
+def test_the_threat_model_page_shows_what_the_server_answers_a_rebinding_host(send: Callable[[bytes], Answer]) -> None:
+    """docs/threat-model.md quotes the answer to `curl -s -H 'Host: evil.example:8000' .../__mock/state` in a text
+    block (the page's console blocks are replayed in process, where no connection judges the Host)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "threat-model.md").read_text(encoding="utf-8")
+    assert "curl -s -H 'Host:\nevil.example:8000' http://127.0.0.1:8000/__mock/state" in page
+    shown = re.search(r"```text\n(?P<body>\{.*?\})\n```", page, re.DOTALL)
+    assert shown is not None
+    status, _, body, _ = send(request("/__mock/state", "Host: evil.example:8000"))
+    assert status == 403
+    assert json.loads(shown["body"]) == body
