@@ -25,12 +25,9 @@ from starlette.testclient import TestClient
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
-from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
+from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
-# What a program's admin calls carry (http/cross_origin.py): a bodyless call that changes state needs it.
-# tests/http/test_cross_origin.py checks the server without it.
-ADMIN_HEADERS = {"X-Mock-Admin": "1"}
 
 
 @pytest.fixture(scope="session")
