@@ -721,7 +721,8 @@ class _Run:
         until = " (in-process: until this pytest process ends)" if self.in_process else ""
         return (
             f"session {mock.name} is kept on {self.server_url}{until}, for --mock-server-keep-failed: its URL is "
-            f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)}"
+            f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)} "
+            "(and the header X-Mock-Admin: 1)"
         )
 
     def close(self) -> None:
