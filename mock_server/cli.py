@@ -287,7 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allowed-hosts",
         type=_host_list,
-        default=environment.default("allowed_hosts", ""),
+        default=environment.default("allowed_hosts"),
         metavar="NAMES",
         help="host names the server answers to besides localhost, IP addresses and --host, comma-separated: "
         "mock (that name), .example.com (it and every name under it), * (any); other Host headers get 403 "
@@ -362,7 +362,7 @@ def _check_parser() -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(
         host=args.host,
-        allowed_hosts=args.allowed_hosts,
+        allowed_hosts=args.allowed_hosts or (),
         port=args.port,
         fixtures=args.fixtures,
         scenario=args.scenario,
