@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
+.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ test: $(STAMP)
 ## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/)
 test-e2e: $(STAMP)
 	$(BIN)/pytest -q -m e2e
+
+## make attack: the adversarial rounds' attacks (issue 24: pages on other origins, DNS rebinding, Host and upgrade
+## hygiene, names, counts) replayed against a real server on loopback, each bounded in time (part of make test-e2e;
+## their chromium half is in make test-browser)
+attack: $(STAMP)
+	timeout 300 $(BIN)/pytest -q -p no:cacheprovider -m e2e tests/e2e/test_attacks.py
 
 REDOCLY := .tools/npm/node_modules/.bin/redocly
 $(REDOCLY):

@@ -30,6 +30,7 @@ from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.connection import protocol_class
+from mock_server.http.hosts import HostPolicy, allowed_host_entry
 from mock_server.http.outbound import Outbound, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.http.tls_handshake import TlsConfig
@@ -72,6 +73,13 @@ def _port(value: str) -> int:
     if not value.strip().isdigit() or int(value) > 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0-65535; 0 picks a free one)")
     return int(value)
+
+
+def _host_list(value: str) -> tuple[str, ...]:
+    try:
+        return tuple(allowed_host_entry(entry) for entry in value.split(",") if entry.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _size(value: str) -> int:
@@ -282,6 +290,15 @@ def _parser() -> argparse.ArgumentParser:
         help="scenario sessions start from (default %(default)s)",
     )
     parser.add_argument(
+        "--allowed-hosts",
+        type=_host_list,
+        default=environment.default("allowed_hosts"),
+        metavar="NAMES",
+        help="host names the server answers to besides localhost, IP addresses and --host, comma-separated: "
+        "mock (that name), .example.com (it and every name under it), * (any); other Host headers get 403 "
+        "(a DNS-rebinding web page sends its own name: docs/threat-model.md)",
+    )
+    parser.add_argument(
         "--no-admin",
         action="store_true",
         default=environment.default("no_admin", False),
@@ -391,6 +408,7 @@ def _tls_options(parser: argparse.ArgumentParser) -> None:
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(
         host=args.host,
+        allowed_hosts=args.allowed_hosts or (),
         port=args.port,
         fixtures=args.fixtures,
         scenario=args.scenario,
@@ -550,9 +568,12 @@ def uvicorn_config(app: ASGIApp, settings: Settings, context: ssl.SSLContext | N
         server_header=False,
         date_header=False,
         lifespan="off",
+        ws="none",  # no route speaks WebSocket: http/connection.py answers an upgrade in the contract's body
         log_config=_log_config(),
-        # http/connection.py: uvicorn's httptools protocol plus the deadlines and head-size limit it lacks.
-        http=protocol_class(settings.connection, tls=context is not None),
+        # http/connection.py: uvicorn's httptools protocol plus the deadlines, head-size limit and Host rule it lacks.
+        http=protocol_class(
+            settings.connection, HostPolicy.build(settings.allowed_hosts, settings.host), tls=context is not None
+        ),
         timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
         timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]
         **tls,  # type: ignore[arg-type]

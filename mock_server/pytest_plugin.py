@@ -332,7 +332,8 @@ class PixMock:
         self.pki: TestPki | None = None
         self._transport = transport
         self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
-        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # X-Mock-Admin: a bodyless admin call that changes state (a cancel, a snapshot) needs it (docs/threat-model.md).
+        self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {token}"} if token else {})}
 
     @property
     def transport(self) -> httpx.BaseTransport | None:
@@ -343,8 +344,8 @@ class PixMock:
 
     @functools.cached_property
     def client(self) -> httpx.Client:
-        """An httpx.Client on `url`, the admin token sent when there is one; made when first used (a test that
-        only hands `url` to the code under test never pays for one)."""
+        """An httpx.Client on `url`, sending X-Mock-Admin: 1 and the admin token when there is one; made when first
+        used (a test that only hands `url` to the code under test never pays for one)."""
         import httpx
 
         return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self.transport)
@@ -492,7 +493,8 @@ class PixMock:
 
     def snapshot(self, name: str) -> dict[str, Any]:
         """Copy the session's events, accounts and pending schedules under `name` (POST /__mock/snapshots/NAME;
-        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts)."""
+        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts). A name is
+        written as a session's: 1 to 64 of `A-Za-z0-9._-`, not `.` or `..`."""
         result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}", expect=201)
         return result
 
@@ -683,7 +685,8 @@ class _Run:
         self.token = _setting(config, "admin_token")
         self.keep_failed = _switch(config, "keep_failed")
         self.pacts = _pacts(config) if _setting(config, "pact") else None
-        self._headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        # X-Mock-Admin: DELETE /__mock/sessions/NAME is bodyless and changes state (docs/threat-model.md).
+        self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {self.token}"} if self.token else {})}
         self._lock = threading.Lock()
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
@@ -784,7 +787,8 @@ class _Run:
         until = " (in-process: until this pytest process ends)" if self.in_process else ""
         return (
             f"session {mock.name} is kept on {self.server_url}{until}, for --mock-server-keep-failed: its URL is "
-            f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)}"
+            f"{mock.url}; delete it with DELETE {self.server_url}/__mock/sessions/{_segment(mock.name)} "
+            "(and the header X-Mock-Admin: 1)"
         )
 
     def close(self) -> None:

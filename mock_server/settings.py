@@ -13,6 +13,9 @@ from mock_server.state.bounds import Bounds, ConnectionLimits
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
+    # Host names answered beyond localhost, IP addresses and `host` (http/hosts.py): `name`, `.domain`, `*`. Held by
+    # the connection (mock-server, the pytest plugin): an app called in-process has no socket a web page can reach.
+    allowed_hosts: tuple[str, ...] = ()
     port: int = 8000
     fixtures: Path = field(default_factory=lambda: data_path("fixtures"))
     scenario: str = "default"

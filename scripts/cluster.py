@@ -15,6 +15,10 @@ With `--tls-cert F --tls-key F` nginx serves https; with `--client-ca F` too it 
 certificate required and verified by nginx) and forwards the verified certificate in X-Client-Cert to the processes,
 started with `--client-cert-header X-Client-Cert`: the journal records the client's certificate as if the mock had
 run the handshake itself (docs/tls.md).
+
+nginx passes each client's Host on, and every process answers only to loopback names and IP addresses (the guard
+against DNS rebinding, docs/threat-model.md): a balancer that clients reach by a name (`--host 0.0.0.0`, then
+`http://mocks.internal:8000`) needs that name passed on, `-- --allowed-hosts mocks.internal`.
 """
 
 from __future__ import annotations

@@ -125,6 +125,10 @@ def admin_requests(document: dict[str, Any]) -> list[tuple[str, dict[str, str], 
                     path[param["name"]] = value
                 elif has and param["in"] == "query":
                     query[param["name"]] = value
+                elif has and param["in"] == "header" and param["name"] != "X-Mock-Session":
+                    # X-Mock-Admin: a keyword argument of the generated function, as a query parameter is. (The
+                    # session is the URL's: a header naming another would be a 400.)
+                    query[param["name"]] = value
             has_body, body = False, None
             if "requestBody" in op:
                 has_body, body = first_example(

@@ -206,11 +206,11 @@ class Soak:
                 writer.close()
 
     async def slowloris(self) -> None:
-        await self._hold("slowloris", b"GET /__mock/health HTTP/1.1\r\nHost: x\r\n", b"X-A: b\r\n")
+        await self._hold("slowloris", b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"X-A: b\r\n")
 
     async def stalled_upload(self) -> None:
         opening = (
-            b"POST /limits/account HTTP/1.1\r\nHost: x\r\nX-Mock-Session: stalled\r\n"
+            b"POST /limits/account HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mock-Session: stalled\r\n"
             b'Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"account_id": '
         )
         await self._hold("stalled-upload", opening, b" ")
@@ -251,7 +251,7 @@ class Soak:
         tasks += [self.stalled_upload() for _ in range(hostile_connections // 10)]
         tasks += [self.idle() for _ in range(hostile_connections // 10)]
         tasks.append(self.one_shot("malformed", b"GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", 0.1))
-        big_head = b"GET /__mock/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1024 * 1024) + b"\r\n\r\n"
+        big_head = b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (1024 * 1024) + b"\r\n\r\n"
         tasks.append(self.one_shot("oversized-head", big_head, 0.5))
         await asyncio.gather(*tasks)
 
@@ -276,7 +276,7 @@ def sigterm_with_a_stalled_upload(proc: subprocess.Popen[bytes], host: str, port
     import socket
 
     with socket.create_connection((host, port), timeout=5) as sock:
-        sock.sendall(b"POST /limits/account HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+        sock.sendall(b"POST /limits/account HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
         sock.sendall(b"Content-Length: 1000\r\n\r\n{")
         time.sleep(0.3)
         started = time.monotonic()

@@ -27,7 +27,7 @@ from mock_server.pki import TestPki
 from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
-from tests.helpers import Client, WatchedLiveClient, WatchedTestClient
+from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
 
@@ -54,12 +54,12 @@ def client(app: Starlette) -> Iterator[Client]:
     """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"
-        with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session}) as live:
+        with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session, **ADMIN_HEADERS}) as live:
             live.post("/__mock/reset").raise_for_status()
             yield live
         return
     app.state.sessions.clear()
-    with WatchedTestClient(app, raise_server_exceptions=True) as local:
+    with WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS) as local:
         yield local
 
 
@@ -69,7 +69,7 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
     def build(**options: Any) -> TestClient:
         options.setdefault("validate_responses", True)
-        return TestClient(create_app(Settings(**options), specs))
+        return TestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
 
     return build
 

@@ -24,6 +24,9 @@ Client = httpx.Client | httpx2.Client
 Response = httpx.Response | httpx2.Response
 STATE_WATCH = "tests.state_watch"  # the key of a StateWatch in response.extensions
 _SESSION_HEADERS = frozenset({"x-mock-session", "authorization"})  # what picks and opens the session
+# What a program's admin calls carry (http/cross_origin.py): a bodyless call that changes state needs it. The test
+# clients send it; tests/http/test_cross_origin.py checks the server without it.
+ADMIN_HEADERS = {"X-Mock-Admin": "1"}
 
 
 @dataclass(frozen=True)

@@ -268,3 +268,18 @@ class ProviderStateUnreachable(ApiError):
     be taken away, only the session's own changes can."""
 
     status, code = 409, "provider_state_unreachable"
+
+
+# --- refused to protect the developer's machine from web pages (http/hosts.py, http/cross_origin.py) -------------
+
+
+class HostNotAllowed(ApiError):
+    status, code = 403, "host_not_allowed"
+
+
+class CrossOriginRequest(ApiError):
+    status, code = 403, "cross_origin_request"
+
+
+class AdminHeaderRequired(ApiError):
+    status, code = 403, "admin_header_required"

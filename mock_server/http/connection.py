@@ -13,7 +13,12 @@ and parsed whole. Here:
   the connection is closed. A body the application does read is timed where it is read (`body.read_bytes`),
   so that answer is the pipeline's 408, journaled like any other.
 
-Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one.
+Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one. A head is judged once it is
+complete, before the application sees it (`HostPolicy.refusal`, http/hosts.py): one Host header on HTTP/1.1, and one
+the server answers to (the guard against DNS rebinding); and a WebSocket upgrade, which this server never speaks,
+gets a 400 in the contract's body (the server runs uvicorn with `ws="none"`: an `Upgrade` it does not refuse, such as
+HTTP/2's `h2c`, is ignored as RFC 9110 7.8 allows, and that connection closes after its answer, as the parser stops
+at the upgrade and would read no further request on it).
 
 An injected `reset` fault (http/fault_replies.py) drops the connection without an answer through the callable each
 request's scope carries under `extensions[ABORT_EXTENSION]`: ASGI itself has no way to say "answer nothing", and
@@ -33,7 +38,9 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from mock_server.domain.errors import ApiError, HeadersTooLarge, MalformedHttp, RequestTimeout
+from mock_server.domain.errors import ApiError, Detail, HeadersTooLarge, InvalidRequest, MalformedHttp, RequestTimeout
+from mock_server.http.hosts import HostPolicy
+from mock_server.http.responses import error_response
 from mock_server.http.tls import TLS_EXTENSION, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
@@ -57,9 +64,10 @@ def error_bytes(error: ApiError) -> bytes:
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
-    """One connection. `limits` is set on the subclass `protocol_class` makes."""
+    """One connection. `limits` and `hosts` are set on the subclass `protocol_class` makes."""
 
     limits = ConnectionLimits()
+    hosts = HostPolicy()
 
     def __init__(
         self,
@@ -143,7 +151,36 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._head_pending = False
         self._cancel_head_timer()
-        super().on_headers_complete()
+        refusal = self._refusal_of_head()
+        if refusal is None:
+            super().on_headers_complete()
+        else:
+            # Answered in turn through uvicorn's own cycle (a pipelined request behind one still running waits for
+            # it), by the refusal instead of the application, which never sees the request.
+            app, self.app = self.app, error_response(refusal)
+            try:
+                super().on_headers_complete()
+            finally:
+                self.app = app
+        if (refusal is not None or self.parser.should_upgrade()) and self.cycle is not None:
+            # A refused head closes its connection, as every refusal of this module does; and the parser stops at
+            # an upgrade: nothing after it on this connection would be read.
+            self.cycle.keep_alive = False
+
+    def _refusal_of_head(self) -> ApiError | None:
+        """Why a complete head is refused before the application sees it, or None."""
+        hosts = [value for name, value in self.headers if name == b"host"]
+        refusal = self.hosts.refusal(hosts, self.parser.get_http_version())
+        if refusal is None and self.parser.should_upgrade() and self._get_upgrade() == b"websocket":
+            refusal = InvalidRequest(
+                "This server speaks no WebSocket: send the request without Upgrade.",
+                [Detail(("Upgrade",), "websocket is not supported on any route")],
+            )
+        return refusal
+
+    def _unsupported_upgrade_warning(self) -> None:
+        """uvicorn's warning for an upgrade it does not perform: here every one is answered on purpose (refused or
+        ignored, see the module's docstring), so there is nothing to warn of."""
 
     def on_message_complete(self) -> None:
         self._cancel_body_timer()
@@ -199,8 +236,11 @@ class TlsHttpProtocol(GuardedHttpProtocol):
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
 
 
-def protocol_class(limits: ConnectionLimits, tls: bool = False) -> type[GuardedHttpProtocol]:
-    """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits`; with `tls`, the one
-    that hands the client certificate to the application."""
+def protocol_class(
+    limits: ConnectionLimits, hosts: HostPolicy | None = None, tls: bool = False
+) -> type[GuardedHttpProtocol]:
+    """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits` and the Host names
+    it answers to (`hosts`; by default loopback names and IP addresses only); with `tls`, the one that hands the
+    client certificate to the application."""
     base = TlsHttpProtocol if tls else GuardedHttpProtocol
-    return type(base.__name__, (base,), {"limits": limits})
+    return type(base.__name__, (base,), {"limits": limits, "hosts": hosts or HostPolicy()})

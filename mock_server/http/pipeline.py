@@ -1,7 +1,7 @@
 """The road every API call takes, as named steps over one `Exchange` (the request being answered):
 
-    authorize -> open the session -> injected fault? -> read the body -> validate against the spec
-    -> the handler -> respond (check against the spec, render, journal)
+    authorize (admin: the cross-origin rules, the token) -> open the session -> injected fault? -> read the body
+    -> validate against the spec -> the handler -> respond (check against the spec, render, journal)
 
 Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays here.
 """
@@ -35,7 +35,7 @@ from mock_server.domain.errors import (
     TooManySessions,
     Unauthorized,
 )
-from mock_server.http import fault_replies
+from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
 from mock_server.http.request_body import read_bytes
@@ -219,13 +219,23 @@ class OperationRunner:
     # --- the steps, in order ------------------------------------------------------------------------
 
     def _authorize(self, exchange: Exchange) -> None:
-        token = self.server.settings.admin_token
-        if self.public or token is None or not self.guarded:
+        """An admin call from a page on another origin, or one that changes state without what no such page can
+        send, is refused (http/cross_origin.py); then, when the server has one, the admin token is checked."""
+        if self.public:
             return
-        if not bearer_matches(exchange.headers.get("authorization"), token):
-            raise Unauthorized(
-                "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
-            )
+        method, headers = exchange.request.method, exchange.headers
+        refusal = cross_origin.foreign_origin(method, headers)
+        token = self.server.settings.admin_token
+        bearer_checked = False
+        if refusal is None and token is not None and self.guarded:
+            if not bearer_matches(headers.get("authorization"), token):
+                raise Unauthorized(
+                    "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
+                )
+            bearer_checked = True
+        refusal = refusal or cross_origin.lacks_admin_header(method, headers, bearer_checked)
+        if refusal is not None:
+            raise refusal
 
     def _open_session(self, exchange: Exchange) -> None:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)

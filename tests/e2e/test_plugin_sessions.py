@@ -100,7 +100,9 @@ def test_a_failed_tests_session_is_kept_and_named_when_asked(project, server):
     state = httpx.get(f"{server.url}/__session/{failed}/__mock/state", timeout=10).json()
     event = next(e for e in state["events"] if e["extraordinary_event_conciliation_key"] == PENDING)
     assert event["total_paid_amount"] == 1
-    assert httpx.delete(f"{server.url}/__mock/sessions/{failed}", timeout=10).status_code == 204
+    assert f"DELETE {server.url}/__mock/sessions/{failed} (and the header X-Mock-Admin: 1)" in output
+    deleted = httpx.delete(f"{server.url}/__mock/sessions/{failed}", headers={"X-Mock-Admin": "1"}, timeout=10)
+    assert deleted.status_code == 204
 
 
 ONE_FAILS = """

@@ -15,6 +15,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from tests.default_scenario import CPF_NOT_IN_LIST, PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
+from tests.helpers import ADMIN_HEADERS
 from tests.planted_defects import DEFECTS, clean_twin, defective, serve
 
 ACCOUNT = "shadow-0001"
@@ -31,7 +32,9 @@ def shadowing(specs: Specs) -> Iterator[Any]:
         served = serve(backend)
         url = served.__enter__()
         stack.append(served)
-        client = TestClient(create_app(Settings(shadow=url, validate_responses=True, **settings), specs))
+        client = TestClient(
+            create_app(Settings(shadow=url, validate_responses=True, **settings), specs), headers=ADMIN_HEADERS
+        )
         stack.append(client)
         return client.__enter__()
 

@@ -130,7 +130,7 @@ def test_coverage_counts_this_sessions_answers_server_wide(pix_mock: PixMock):
 
 
 def test_snapshot_restore_list_and_forget(pix_mock: PixMock):
-    name = "before cancel? #1"  # spaces, ? and #: one path segment all the same
+    name = "before-cancel_1.v2"  # every character a snapshot name may hold (A-Za-z0-9._-)
     taken = pix_mock.snapshot(name)
     assert (taken["name"], taken["schedules"]) == (name, 0) and taken["events"] >= 1
     assert pix_mock.cancel(PENDING)["status"] == "canceled"
@@ -143,6 +143,14 @@ def test_snapshot_restore_list_and_forget(pix_mock: PixMock):
         pix_mock.restore(name)
     assert refused.value.status == 404
     assert str(refused.value).endswith(f"answered 404 snapshot_not_found: No snapshot named '{name}' in this session.")
+
+
+def test_a_snapshot_name_outside_the_session_name_rule_is_refused_naming_it(pix_mock: PixMock):
+    with pytest.raises(MockServerError) as refused:
+        pix_mock.snapshot("before cancel? #1")  # spaces, ? and #: sent as one path segment, and refused
+    assert refused.value.status == 400
+    assert "name: must match the pattern" in str(refused.value)
+    assert pix_mock.snapshots() == []
 
 
 def test_load_state_takes_a_mapping_as_json_and_a_string_as_yaml(pix_mock: PixMock):

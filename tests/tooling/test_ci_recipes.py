@@ -11,9 +11,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
+
+from mock_server.http.hosts import HostPolicy, host_name
 
 RECIPES = Path(__file__).resolve().parents[2] / "examples" / "ci"
 BIN = Path(sys.executable).parent
@@ -106,3 +109,32 @@ def test_the_github_service_container_is_configured_by_mock_server_variables() -
     urls = [step["env"]["MOCK_SERVER_URL"] for step in job["steps"] if "MOCK_SERVER_URL" in step.get("env", {})]
     assert urls == [f"http://127.0.0.1:{published.split(':')[0]}"]
     assert "pytest" in " ".join(step.get("run", "") for step in workflow["jobs"]["pytest-plugin"]["steps"])
+
+
+def _answers(environment: dict[str, str], url: str) -> bool:
+    """Whether a mock configured by `environment` answers requests to `url` (the Host rule, http/hosts.py)."""
+    allowed = environment.get("MOCK_SERVER_ALLOWED_HOSTS", "").split(",")
+    policy = HostPolicy.build([entry for entry in allowed if entry.strip()], environment.get("MOCK_SERVER_HOST"))
+    host = host_name(urlsplit(url).netloc)
+    return host is not None and policy.allows(host)
+
+
+def test_the_compose_mock_answers_to_the_name_the_tests_reach_it_by() -> None:
+    services = _services(COMPOSE)
+    url = services["tests"]["environment"]["PIX_MOCK_URL"]  # type: ignore[index]
+    assert urlsplit(url).hostname == "pix-mock"
+    assert _answers(services["pix-mock"]["environment"], url)  # type: ignore[arg-type]
+    assert not _answers({}, url)  # without the variable: 403 host_not_allowed
+
+
+def test_the_gitlab_service_answers_to_its_alias() -> None:
+    job = yaml.safe_load(GITLAB.read_text(encoding="utf-8"))["contract-tests"]
+    (service,) = job["services"]
+    url = job["variables"]["MOCK_SERVER_URL"]
+    assert urlsplit(url).hostname == service["alias"]
+    assert _answers(service["variables"], url)
+
+
+def test_the_github_service_is_reached_by_address() -> None:
+    service = yaml.safe_load(GITHUB.read_text(encoding="utf-8"))["jobs"]["service-container"]["services"]["pix-mock"]
+    assert _answers(service["env"], "http://127.0.0.1:8000")

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from mock_server.http.hosts import HostPolicy
+
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "deploy" / "kubernetes" / "mock-cluster.yaml"
 
@@ -45,3 +47,16 @@ def test_every_pod_is_ready_when_health_answers() -> None:
     balancer = docs[("Deployment", "mock-balancer")]["spec"]["template"]["spec"]["containers"][0]
     assert "daemon off;" in balancer["command"]
     assert docs[("Service", "mock-server")]["spec"]["clusterIP"] == "None"  # pods named for the hash
+
+
+def test_the_mock_servers_answer_to_the_name_the_tests_reach_the_balancer_by() -> None:
+    """nginx passes the client's Host on ($http_host): the tests' http://mock-balancer:8000 reaches each mock-server
+    as Host mock-balancer, which the Host rule refuses unless --allowed-hosts names it (probes use addresses)."""
+    docs = _documents()
+    (container,) = docs[("StatefulSet", "mock-server")]["spec"]["template"]["spec"]["containers"]
+    environment = {variable["name"]: variable["value"] for variable in container["env"]}
+    policy = HostPolicy.build(environment["MOCK_SERVER_ALLOWED_HOSTS"].split(","), environment["MOCK_SERVER_HOST"])
+    balancer = docs[("Service", "mock-balancer")]["metadata"]["name"]
+    for name in (balancer, f"{balancer}.tests.svc.cluster.local"):
+        assert policy.allows(name), name
+    assert "proxy_set_header Host $http_host;" in docs[("ConfigMap", "mock-balancer")]["data"]["nginx.conf"]

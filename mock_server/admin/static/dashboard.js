@@ -1,7 +1,8 @@
 // The dashboard: plain DOM, no framework, and no call but the admin API's (/__mock/...) and the public spec it lists.
 //
 // Every call is relative to this page (/__mock/ui, or /__session/NAME/__mock/ui), carries the chosen session as
-// X-Mock-Session (not on a /__session/NAME/ page, whose URL names it) and, once typed, the admin token as
+// X-Mock-Session (not on a /__session/NAME/ page, whose URL names it), X-Mock-Admin (a call that changes state needs
+// it: a page on another origin cannot send it, docs/threat-model.md) and, once typed, the admin token as
 // Authorization: Bearer. Session and token are kept in this tab's sessionStorage (shared with /__mock/docs).
 (function () {
   "use strict";
@@ -48,7 +49,7 @@
 
   // One admin call. Resolves to the parsed body (null for 204); rejects with {status, code, message}.
   function api(method, path, body) {
-    var headers = { Accept: "application/json" };
+    var headers = { Accept: "application/json", "X-Mock-Admin": "1" };
     if (!pathSession) headers["X-Mock-Session"] = session();
     if (token()) headers.Authorization = "Bearer " + token();
     var init = { method: method, headers: headers };

@@ -1,9 +1,10 @@
 // Swagger UI on both specs. Every "Try it out" call goes to the origin this page came from (whatever the specs'
 // `servers` say), in the session of the bar (X-Mock-Session: it replaces the operation's own field, which Swagger UI
-// fills from the spec's examples), with the admin token of the bar as Authorization: Bearer. Session and token live
-// in this tab's sessionStorage, shared with the dashboard. The bar's field is the one place for the token: Swagger
-// UI's own "Authorize" button and the padlocks that open it (the admin spec declares its bearer scheme) are left
-// out, so a second token field cannot disagree with the first.
+// fills from the spec's examples), with X-Mock-Admin: 1 (a call that changes state needs it, docs/threat-model.md)
+// and the admin token of the bar as Authorization: Bearer. Session and token live in this tab's sessionStorage,
+// shared with the dashboard. The bar's field is the one place for the token: Swagger UI's own "Authorize" button
+// and the padlocks that open it (the admin spec declares its bearer scheme) are left out, so a second token field
+// cannot disagree with the first.
 (function () {
   "use strict";
   var SESSION_KEY = "pix-mock.session";
@@ -30,9 +31,11 @@
     }
     request.headers = request.headers || {};
     Object.keys(request.headers).forEach(function (key) {
-      if (key.toLowerCase() === "x-mock-session") delete request.headers[key];
+      var name = key.toLowerCase();
+      if (name === "x-mock-session" || name === "x-mock-admin") delete request.headers[key];
     });
     request.headers["X-Mock-Session"] = sessionField.value.trim() || "default";
+    request.headers["X-Mock-Admin"] = "1";
     var token = tokenField.value.trim();
     if (token) request.headers.Authorization = "Bearer " + token;
     return request;

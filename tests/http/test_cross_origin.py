@@ -1,0 +1,229 @@
+"""The admin plane against web pages (http/cross_origin.py, issue 24): what a browser sends for a page on another
+origin is refused, and a call that changes state needs what no simple cross-origin request can carry. Through HTTP
+in process, with a client that sends only what each test names (the `client` fixture sends X-Mock-Admin)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from mock_server.http.cross_origin import foreign_origin, lacks_admin_header
+from mock_server.spec.openapi import Specs, load_specs
+from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
+from tests.helpers import WatchedTestClient, assert_error
+
+# What a page on http://evil.test sends with fetch(..., {mode: "no-cors"}) or a form, as chromium writes it.
+CROSS_SITE = {"Origin": "http://evil.test", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}
+SAME_SITE = {"Origin": "http://testserver:9000", "Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors"}
+# GETs that read admin state, and the world a refused call must leave as it was.
+WORLD = ("/__mock/state", "/__mock/snapshots", "/__mock/sessions", "/__mock/faults", "/__mock/schedules",
+         "/__mock/clock", "/__mock/requests", "/__mock/coverage")  # fmt: skip
+PATH_VALUES = {"key": PENDING_EVENT, "account_id": FULL_ACCOUNT, "name": "snap"}
+
+
+@pytest.fixture
+def bare(app: Starlette) -> Iterator[WatchedTestClient]:
+    """A client that adds no header of its own."""
+    app.state.sessions.clear()
+    with WatchedTestClient(app, raise_server_exceptions=True) as client:
+        yield client
+
+
+def world(client: WatchedTestClient) -> list[tuple[int, Any]]:
+    """What the admin API shows of the server, but what moves by itself: when each session was last used (reading it
+    uses it) and a running clock's reading."""
+    answers = [client.get(path, headers={"X-Mock-Session": "default"}) for path in WORLD]
+    seen = [(answer.status_code, answer.json()) for answer in answers]
+    for _, body in seen:
+        for session in body.get("sessions", []):
+            session.pop("last_used", None)
+        if body.get("frozen") is False:
+            body.pop("now")
+    return seen
+
+
+def state_changing_calls(specs: Specs) -> list[tuple[str, str]]:
+    """Every admin operation that changes state, as (method, concrete path)."""
+    calls = []
+    for op in specs.admin.operations.values():
+        if op.method not in ("GET", "HEAD"):
+            path = re.sub(r"\{(\w+)\}", lambda m: PATH_VALUES[m.group(1)], op.path)
+            calls.append((op.method, path))
+    return calls
+
+
+CALLS = state_changing_calls(load_specs())
+
+
+# --- rule 2: a call that changes state carries what no simple request can ----------------------------------------
+
+
+@pytest.mark.parametrize(("method", "path"), CALLS, ids=[f"{m} {p}" for m, p in CALLS])
+def test_a_bodyless_call_that_changes_state_needs_the_admin_header(
+    bare: WatchedTestClient, method: str, path: str
+) -> None:
+    before = world(bare)
+    body = assert_error(bare.request(method, path), 403, "admin_header_required")
+    assert "X-Mock-Admin: 1" in body["message"]
+    assert world(bare) == before
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"],
+)
+def test_a_body_a_form_can_send_does_not_count(bare: WatchedTestClient, content_type: str) -> None:
+    before = world(bare)
+    for path in ("/__mock/reset", f"/__mock/events/{PENDING_EVENT}/pay"):
+        response = bare.post(path, content=b'{"amount": 1}', headers={"Content-Type": content_type})
+        assert_error(response, 403, "admin_header_required")
+    assert world(bare) == before
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"X-Mock-Admin": "1"}, {"X-Mock-Admin": ""}, {"X-Mock-Session": "default"}, {"Content-Type": "application/json"}],
+    ids=["X-Mock-Admin", "X-Mock-Admin empty", "X-Mock-Session", "a JSON Content-Type"],
+)
+def test_what_no_page_can_send_to_another_origin_lets_the_call_in(
+    bare: WatchedTestClient, headers: dict[str, str]
+) -> None:
+    paid = bare.post(f"/__mock/events/{PENDING_EVENT}/pay", headers=headers)
+    assert paid.status_code == 200, paid.text
+    assert bare.get(PENDING_EVENT_PATH).json()["status"] == "paid"
+
+
+def test_a_json_body_is_enough(bare: WatchedTestClient) -> None:
+    assert bare.post("/__mock/reset", json={}).status_code == 200
+    assert bare.post("/__mock/faults", json={"operation_id": "getExtraordinaryEvent"}).status_code == 201
+
+
+def test_a_yaml_state_document_is_enough(bare: WatchedTestClient) -> None:
+    document = bare.get("/__mock/state", params={"format": "yaml"}).text
+    loaded = bare.put("/__mock/state", content=document.encode(), headers={"Content-Type": "application/yaml"})
+    assert loaded.status_code == 200, loaded.text
+
+
+def test_the_admin_token_is_enough(make_client: Any) -> None:
+    with make_client(admin_token="s3cret") as guarded:
+        guarded.headers.pop("X-Mock-Admin")
+        cancel = f"/__mock/events/{PENDING_EVENT}/cancel"
+        assert_error(guarded.post(cancel), 401, "unauthorized")  # the token is asked for first
+        assert guarded.post(cancel, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+
+
+def test_a_session_in_the_url_needs_the_header_too(app: Starlette, bare: WatchedTestClient) -> None:
+    before = world(bare)
+    with TestClient(app) as plain:  # not watched: reading the state first would make the session
+        assert_error(plain.post("/__session/job-1/__mock/reset"), 403, "admin_header_required")
+        assert world(bare) == before  # no session job-1 was made
+        assert plain.post("/__session/job-1/__mock/reset", headers={"X-Mock-Admin": "1"}).status_code == 200
+
+
+def test_reads_need_no_header(bare: WatchedTestClient) -> None:
+    for path in WORLD:
+        assert bare.get(path).status_code == 200, path
+
+
+def test_the_public_api_needs_no_header(bare: WatchedTestClient) -> None:
+    assert bare.get(PENDING_EVENT_PATH).status_code == 200
+    removal = "/limits/account/0001-123456/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f"
+    assert bare.delete(removal).status_code == 204
+
+
+# --- rule 1: a browser's request for a page on another origin ----------------------------------------------------
+
+
+@pytest.mark.parametrize("page", [CROSS_SITE, SAME_SITE], ids=["cross-site", "same-site (another port)"])
+def test_a_page_on_another_origin_cannot_change_state_even_with_the_header(
+    bare: WatchedTestClient, page: dict[str, str]
+) -> None:
+    before = world(bare)
+    for method, path in CALLS:
+        response = bare.request(method, path, headers={**page, "X-Mock-Admin": "1"})
+        assert_error(response, 403, "cross_origin_request")
+    assert world(bare) == before
+
+
+@pytest.mark.parametrize("path", WORLD)
+def test_a_page_on_another_origin_cannot_read_admin_state(bare: WatchedTestClient, path: str) -> None:
+    body = assert_error(bare.get(path, headers=CROSS_SITE), 403, "cross_origin_request")
+    assert "Sec-Fetch-Site: cross-site" in body["message"]
+
+
+@pytest.mark.parametrize("origin", ["http://evil.test", "null", "http://testserver.evil.test", "http://testserver:81"])
+def test_an_origin_that_is_not_the_host_is_refused_where_sec_fetch_site_is_missing(
+    bare: WatchedTestClient, origin: str
+) -> None:
+    response = bare.post("/__mock/reset", json={}, headers={"Origin": origin})
+    assert_error(response, 403, "cross_origin_request")
+
+
+def test_the_servers_own_pages_get_through(bare: WatchedTestClient) -> None:
+    """What the dashboard's fetch sends from http://testserver/__mock/ui."""
+    own = {
+        "Origin": "http://testserver",
+        "Sec-Fetch-Site": "same-origin",
+        "Sec-Fetch-Mode": "cors",
+        "X-Mock-Admin": "1",
+    }
+    assert bare.post(f"/__mock/events/{PENDING_EVENT}/cancel", headers=own).status_code == 200
+    assert bare.post("/__mock/reset", headers={"Origin": "http://testserver", "X-Mock-Admin": "1"}).status_code == 200
+    assert bare.get("/__mock/state", headers={"Sec-Fetch-Site": "none"}).status_code == 200  # an address typed
+
+
+def test_a_link_from_another_site_still_opens_a_page(bare: WatchedTestClient) -> None:
+    navigation = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    for path in ("/__mock/ui", "/__mock/docs", "/__mock/health"):
+        assert bare.get(path, headers=navigation).status_code == 200, path
+
+
+def test_another_site_cannot_frame_a_page(bare: WatchedTestClient) -> None:
+    framed = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
+    assert_error(bare.get("/__mock/ui", headers=framed), 403, "cross_origin_request")
+    posted = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    assert_error(bare.post("/__mock/reset", headers=posted), 403, "cross_origin_request")  # a form's navigation
+
+
+def test_no_answer_carries_a_cors_permission(bare: WatchedTestClient) -> None:
+    preflight = bare.options(
+        "/__mock/reset", headers={"Origin": "http://evil.test", "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 405
+    for response in (preflight, bare.get("/__mock/state"), bare.get(PENDING_EVENT_PATH, headers=CROSS_SITE)):
+        assert not [name for name in response.headers if name.lower().startswith("access-control-")]
+
+
+def test_the_public_api_is_left_to_the_host_rule(bare: WatchedTestClient) -> None:
+    """No CORS header: a page on another origin reads nothing of it, and its writes need a JSON body (a preflight)."""
+    assert bare.get(PENDING_EVENT_PATH, headers=CROSS_SITE).status_code == 200
+    response = bare.post("/limits/account", content=b"{}", headers={**CROSS_SITE, "Content-Type": "text/plain"})
+    assert_error(response, 415, "unsupported_media_type")
+
+
+# --- the pure rules -----------------------------------------------------------------------------------------------
+
+
+def test_programs_are_never_refused_by_rule_1() -> None:
+    assert foreign_origin("POST", {}) is None
+    assert foreign_origin("POST", {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"}) is None
+    assert foreign_origin("POST", {"host": "LOCALHOST:8000", "origin": "http://localhost:8000"}) is None
+
+
+def test_sec_fetch_site_wins_over_origin() -> None:
+    own_origin = {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"}
+    assert foreign_origin("POST", {**own_origin, "sec-fetch-site": "cross-site"}) is not None
+    assert foreign_origin("POST", {"host": "a", "origin": "http://b", "sec-fetch-site": "same-origin"}) is None
+
+
+def test_rule_2_reads_the_content_type_as_the_fetch_standard_does() -> None:
+    assert lacks_admin_header("POST", {"content-type": "TEXT/PLAIN ; charset=utf-8"}, False) is not None
+    assert lacks_admin_header("POST", {"content-type": "application/json; charset=utf-8"}, False) is None
+    assert lacks_admin_header("POST", {"content-type": "application/csp-report"}, False) is None
+    assert lacks_admin_header("GET", {}, False) is None
+    assert lacks_admin_header("DELETE", {}, True) is None  # the admin token was checked
