@@ -186,8 +186,13 @@ class SchemaCheck:
     def problems(self, instance: Any, prefix: FieldPath = (), limit: int | None = MAX_DETAILS) -> list[Detail]:
         """CONTRACT 2: one entry per invalid field, several problems of one field joined in its message;
         sorted by field. Beyond `limit` fields, one last entry at `prefix` says how many problems were left out."""
-        if self.fast.is_valid(instance):
-            return []
+        try:
+            if self.fast.is_valid(instance):
+                return []
+        except ValueError as exc:  # the engine stops at 255 levels: bodies never get here (wire/decoding.py)
+            if "Recursion limit" not in str(exc):
+                raise
+            return [Detail(prefix, "nests lists and objects too deeply to be judged")]
         examined, cut = (instance, False) if limit is None else _preview(instance, limit + 1)
         messages: dict[FieldPath, list[str]] = {}
         unevaluated: list[FieldPath] = []
