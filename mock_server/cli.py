@@ -123,6 +123,7 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
         ("events", bounds.max_events, "events a session may create"),
         ("recipients", bounds.max_recipients, "recipients a session may add"),
         ("faults", bounds.max_faults, "faults a session may hold armed"),
+        ("schedules", bounds.max_schedules, "schedules a session may hold, applied and failed ones too"),
     ):
         group.add_argument(
             f"--max-{name}",
@@ -131,6 +132,14 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
             metavar="N",
             help=f"{what} (default %(default)s; beyond: 409 capacity_exceeded)",
         )
+    group.add_argument(
+        "--max-session-bytes",
+        type=_size,
+        default=environment.default("max_session_bytes", f"{bounds.max_session_bytes // 1024**2}MiB"),
+        metavar="SIZE",
+        help="bytes of memory a session may hold beyond its scenario: its own records, a loaded state, schedules "
+        "and snapshots (default 64MiB; beyond: 409 capacity_exceeded)",
+    )
     timeouts: tuple[tuple[str, float, str], ...] = (
         ("idle", limits.idle_timeout, "a connection that sends nothing is closed after"),
         ("header", limits.header_timeout, "a request line and headers must arrive within"),
@@ -362,6 +371,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
             max_events=args.max_events,
             max_recipients=args.max_recipients,
             max_faults=args.max_faults,
+            max_schedules=args.max_schedules,
+            max_session_bytes=args.max_session_bytes,
             journal_bytes=args.journal,
             journal_total_bytes=args.journal_total,
         ),

@@ -6,11 +6,13 @@ import functools
 import threading
 from typing import Any
 
+from mock_server.domain.models import Scenario
 from mock_server.http.pipeline import BodyRules, Call, Handler, Reply
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.scenarios.state_body import ScenarioBody, judge_off_the_loop
 from mock_server.spec.openapi import Specs
 from mock_server.state.export import off_the_loop, state_document
+from mock_server.state.footprint import scenario_footprint
 from mock_server.state.schedules import plan_to_json
 from mock_server.state.sessions import Session
 from mock_server.state.store import Events
@@ -39,12 +41,22 @@ def _summary(session: Session) -> dict[str, int]:
     return {"events": events, "accounts": accounts, "schedules": len(session.schedules.pending())}
 
 
-def put_state(call: Call) -> Reply:
+async def put_state(call: Call) -> Reply:
     """The body was judged on its way in exactly as a scenario file (body_rules): nothing reaches here, and
-    nothing is applied, unless every check passed."""
+    nothing is applied, unless every check passed. The state is built, and its bytes counted, off the event loop
+    (a big document takes seconds); what it holds beyond the session's seed counts against the session's bound."""
     document: ScenarioBody = call.body
     session = call.session
-    session.load_state(_loader(call.server.specs).build(session.scenario.name, document.data))
+    seed = session.scenario
+    loader = _loader(call.server.specs)
+    sessions = call.server.sessions
+
+    def work(cancelled: threading.Event) -> tuple[Scenario, int]:
+        state = loader.build(seed.name, document.data)
+        return state, max(0, scenario_footprint(state) - sessions.seed_bytes(seed))
+
+    state, state_bytes = await off_the_loop(work)
+    session.load_state(state, state_bytes)
     return Reply(200, _summary(session))
 
 

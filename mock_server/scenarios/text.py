@@ -38,8 +38,8 @@ import yaml
 from mock_server.domain.errors import FieldPath
 from mock_server.scenarios.yaml_errors import describe
 from mock_server.spec.openapi import FastSafeLoader
+from mock_server.wire import decoding
 from mock_server.wire.decoding import (
-    MAX_DEPTH,  # a scenario needs 7 (accounts[].recipient_list.limit.pix.transaction[].amount): as JSON bodies
     SCENARIO_JSON,
     DuplicateKey,
     nested_too_deep,
@@ -47,6 +47,8 @@ from mock_server.wire.decoding import (
     unique_keys,
 )
 
+# A scenario needs 7 levels (accounts[].recipient_list.limit.pix.transaction[].amount): the bound of JSON bodies.
+MAX_DEPTH = decoding.MAX_DEPTH
 MAX_REPEATED_NODES = 1_000_000  # nodes that aliases may repeat, over the whole file
 _YAML = "tag:yaml.org,2002:"
 ALLOWED_TAGS = frozenset(

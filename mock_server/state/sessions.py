@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 
 from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
-from mock_server.domain.errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
-from mock_server.domain.models import Scenario
+from mock_server.domain.errors import ApiError, CapacityExceeded, ScenarioNotFound, SessionEvicted, TooManySessions
+from mock_server.domain.models import Scenario, ScheduledTransition
 from mock_server.domain.words import counted
-from mock_server.state.bounds import Bounds
+from mock_server.state.bounds import Bounds, ByteMeter, check_room
 from mock_server.state.divergences import Divergences
 from mock_server.state.faults import Faults
+from mock_server.state.footprint import scenario_footprint
 from mock_server.state.ids import IdSource
 from mock_server.state.journal import Journal, JournalBudget
 from mock_server.state.schedules import Schedule, Schedules
@@ -44,7 +45,14 @@ class Session:
     ) -> None:
         bounds = bounds or Bounds()
         self.name = name
-        self.store = Store(scenario, bounds)
+        self.bounds = bounds
+        # Every byte the session holds beyond its seed, against --max-session-bytes: its store's own records,
+        # its schedules, its snapshots (the journal and the faults have bounds of their own).
+        self.meter = ByteMeter(bounds.max_session_bytes)
+        self.meter.count(lambda: self.store.held_bytes)
+        self.meter.count(lambda: self.schedules.held_bytes)
+        self.meter.count(lambda: self.snapshots.held_bytes)
+        self.store = Store(scenario, bounds, self.meter)
         self.journal = Journal(bounds.journal_bytes, journal_budget)
         self.faults = Faults(bounds.max_faults)
         self.clock = Clock(clock_start)
@@ -78,19 +86,42 @@ class Session:
 
     # --- state: loaded, snapshotted, restored ------------------------------------------------------
 
-    def load_state(self, state: Scenario) -> None:
-        """The session's state becomes `state`, its schedules those of `state`."""
-        self.store.load(state)
-        self.schedules.load(state.schedules)
+    def load_state(self, state: Scenario, state_bytes: int) -> None:
+        """The session's state becomes `state`, its schedules those of `state`. `state_bytes`: what `state`
+        holds beyond the seed's own records (state/footprint.py), counted against the session's bound."""
+        plans = state.schedules
+        if len(plans) > self.bounds.max_schedules:
+            raise CapacityExceeded(
+                f"The state holds {len(plans)} schedules; a session may hold {self.bounds.max_schedules} "
+                "(mock-server --max-schedules)."
+            )
+        schedule_bytes = sum(Schedules.cost(plan) for plan in plans)
+        live = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(state_bytes + schedule_bytes - live, "The state")
+        self.store.load(state, state_bytes)
+        self.schedules.load(plans)
+
+    def add_schedule(self, plan: ScheduledTransition) -> Schedule:
+        """A new schedule: 409 beyond --max-schedules (held, applied and failed ones too) or the byte bound."""
+        check_room(len(self.schedules), self.bounds.max_schedules, "schedules", "--max-schedules")
+        self.meter.check(Schedules.cost(plan), "The schedule")
+        return self.schedules.add(plan)
 
     def take_snapshot(self, name: str, now: datetime) -> Snapshot:
+        """A copy of the store and schedules, which holds as many bytes as they do (409 past the session's bound)."""
+        self.snapshots.check_room(name)
+        held = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(held - self.snapshots.held_by(name), "The snapshot")
         events, accounts = self.store.counts()
-        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts)
+        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts, held)
         self.snapshots.keep(snapshot)
         return snapshot
 
     def restore_snapshot(self, name: str) -> Snapshot:
+        """The store and schedules become the snapshot's copies (409 when they hold more than the bound leaves)."""
         snapshot = self.snapshots.get(name)
+        live = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(snapshot.held_bytes - live, "Restoring the snapshot")
         self.store.restore(snapshot.store)
         self.schedules = snapshot.schedules.copy()
         return snapshot
@@ -168,6 +199,15 @@ class Sessions:
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
         self.evictions = 0
+        self._seed_bytes: dict[str, tuple[Scenario, int]] = {}
+
+    def seed_bytes(self, scenario: Scenario) -> int:
+        """The footprint of a scenario's own records (state/footprint.py), measured once per scenario: what a
+        state loaded over it may hold before it counts against a session's bound."""
+        found = self._seed_bytes.get(scenario.name)
+        if found is None or found[0] is not scenario:
+            found = self._seed_bytes[scenario.name] = (scenario, scenario_footprint(scenario))
+        return found[1]
 
     # --- opening and closing a session for one request ----------------------------------------------
 
