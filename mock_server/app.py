@@ -57,6 +57,7 @@ def _routes(
                 op.operation_id not in TOKEN_FREE,
                 session_admin.SESSION_USE.get(op.operation_id, SessionUse.OPEN),
                 (body_rules or {}).get(op.operation_id),
+                writes=op.method not in ("GET", "HEAD") and op.operation_id not in session_admin.READS_ONLY,
             )
             for op in operations
             if keep is None or op.operation_id in keep

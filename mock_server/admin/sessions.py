@@ -86,3 +86,7 @@ SESSION_USE: dict[str, SessionUse] = {
     "mockAsset": SessionUse.NONE,
     "mockReset": SessionUse.CREATE,  # a reset creates its session explicitly (or brings an evicted one back)
 }
+# Operations that take a body but change nothing: a session that only made these calls has nothing to lose, and
+# starts afresh when it was evicted (every other call with a method but GET and HEAD that answers 2xx is a write
+# the session acknowledged: its eviction leaves a record, and later calls answer 410).
+READS_ONLY = frozenset({"mockVerify", "mockEvaluateLimit"})

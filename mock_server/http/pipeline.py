@@ -174,8 +174,11 @@ class OperationRunner:
         guarded: bool,
         session_use: SessionUse = SessionUse.OPEN,
         body_rules: BodyRules | None = None,
+        writes: bool = False,
     ) -> None:
         self.server = server
+        # Whether a 2xx answer acknowledges a write to the session: its eviction then leaves a record (410 later).
+        self.writes = writes
         self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
         self.operation = operation
         self.handler = handler
@@ -209,6 +212,8 @@ class OperationRunner:
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        if self.writes and exchange.session is not None and 200 <= reply.status < 300 and not reply.off_spec:
+            exchange.session.acknowledged_write = True
         try:
             return self._respond(exchange, reply)
         finally:

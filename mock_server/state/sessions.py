@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mock_server.domain.clock import Clock, local_date
@@ -15,6 +15,7 @@ from mock_server.domain.models import Scenario, ScheduledTransition
 from mock_server.domain.words import counted
 from mock_server.state.bounds import Bounds, ByteMeter, check_room
 from mock_server.state.divergences import Divergences
+from mock_server.state.evictions import EvictionRecords, Tombstone
 from mock_server.state.faults import Faults
 from mock_server.state.footprint import scenario_footprint
 from mock_server.state.ids import IdSource
@@ -25,8 +26,6 @@ from mock_server.state.store import Store
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256
-# Names of evicted explicit sessions remembered (to answer 410 rather than re-seed); the oldest beyond are forgotten.
-MAX_TOMBSTONES = 4096
 
 log = logging.getLogger("mock_server")
 
@@ -65,8 +64,10 @@ class Session:
         # interactions of a Pact verification apart by it (admin/provider_states.py).
         self.calls_answered = 0
         self.calls_at_last_state = -1  # calls_answered when a provider state was last set up; -1: never
-        # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
+        # Lifecycle, kept by the registry: how it was made, whether it acknowledged a write (then an eviction
+        # leaves a record, and later calls answer 410), when it was last used, requests being answered in it.
         self.explicit = False
+        self.acknowledged_write = False
         self.created_at = self.last_used = time.time()
         self.in_flight = 0
 
@@ -153,15 +154,6 @@ class Session:
             self.schedules.settle(schedule, None)
 
 
-@dataclass(frozen=True, slots=True)
-class Tombstone:
-    """What is left of an evicted session that was created explicitly: a later call answers 410, not a re-seed."""
-
-    name: str
-    evicted_at: float  # time.time()
-    max_sessions: int
-
-
 def wall_time(at: float) -> str:
     """A registry time (time.time()) as RFC 3339 UTC with milliseconds: the wall clock, not a session clock."""
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -171,11 +163,14 @@ class Sessions:
     """The registry, the one owner of every session's state.
 
     A session is made on first use ("implicitly"), or "explicitly" by `POST /__mock/sessions` or a reset. Beyond
-    `max_sessions`, the least recently used session with no request in flight is evicted, implicit ones first;
-    `default` never is. Evictions are logged and counted. A call for an evicted explicit session answers 410
-    `session_evicted` until the session is reset, created again or deleted; an implicit one starts afresh. An
-    implicit creation (which may come from an unauthenticated call) never evicts an explicit session: when only
-    explicit ones could go, it is refused (429 `too_many_sessions`)."""
+    `max_sessions`, the least recently used session with no request in flight is evicted: first an implicit one
+    that never acknowledged a write, then one that did, then an explicit one; `default` never is. Evictions are
+    logged and counted. A call for an evicted session that was explicit or acknowledged a write answers 410
+    `session_evicted` until the session is reset, created again or deleted (state/evictions.py keeps the records,
+    bounded by time and bytes); any other starts afresh. An implicit creation (which may come from an
+    unauthenticated call) never evicts an explicit session: when only explicit ones could go, it is refused (429
+    `too_many_sessions`), as is any creation that would evict a session needing a record when the records are
+    full."""
 
     def __init__(
         self,
@@ -197,7 +192,7 @@ class Sessions:
         # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
         self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
-        self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
+        self.evicted = EvictionRecords()
         self.evictions = 0
         self._seed_bytes: dict[str, tuple[Scenario, int]] = {}
 
@@ -217,7 +212,7 @@ class Sessions:
         comes back, and it is kept like one made by POST /__mock/sessions."""
         session = self._sessions.get(name)
         if session is None:
-            tombstone = self._tombstones.get(name)
+            tombstone = self.evicted.get(name)
             if tombstone is not None and not explicit:
                 raise SessionEvicted(evicted_message(tombstone))
             session = self._create(name, explicit)
@@ -275,16 +270,16 @@ class Sessions:
     def delete(self, name: str) -> bool:
         """Forget the session (or the record of its eviction); False when there is neither."""
         found = self._sessions.pop(name, None) is not None
-        return self._tombstones.pop(name, None) is not None or found
+        return self.evicted.pop(name) is not None or found
 
     def all(self) -> list[Session]:
         return list(self._sessions.values())
 
     def tombstones(self) -> list[Tombstone]:
-        return list(self._tombstones.values())
+        return self.evicted.all()
 
     def tombstone(self, name: str) -> Tombstone | None:
-        return self._tombstones.get(name)
+        return self.evicted.get(name)
 
     def scenario(self, name: str) -> Scenario:
         try:
@@ -295,7 +290,7 @@ class Sessions:
     def clear(self) -> None:
         """Forget every session and eviction: the next call of each starts from its seed again."""
         self._sessions.clear()
-        self._tombstones.clear()
+        self.evicted.clear()
         self.evictions = 0
 
     def __len__(self) -> int:
@@ -305,13 +300,22 @@ class Sessions:
 
     def _create(self, name: str, explicit: bool) -> Session:
         while len(self._sessions) >= self.max_sessions:
-            if self._evict_one(explicit):
+            refusal = self._evict_one(explicit)
+            if refusal is None:
                 continue
-            if explicit:
+            if refusal is _Refusal.BUSY and explicit:
                 break  # every session it may evict is in flight: exceed the cap for now rather than lose one
+            held = f"the server holds {counted(len(self._sessions), 'session')} (--max-sessions {self.max_sessions})"
+            if refusal is _Refusal.RECORDS_FULL:
+                raise TooManySessions(
+                    f"Session {name!r} cannot be made: {held}, and making room would evict one that acknowledged "
+                    f"writes while the server already keeps {len(self.evicted)} records of evicted sessions "
+                    f"({self.evicted.bytes:,} bytes, the most it keeps) to answer 410 for them. Delete sessions "
+                    "(DELETE /__mock/sessions/NAME) or raise --max-sessions; records expire a day after their "
+                    "eviction."
+                )
             raise TooManySessions(
-                f"Session {name!r} cannot be made: the server holds {counted(len(self._sessions), 'session')} "
-                f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
+                f"Session {name!r} cannot be made: {held} and none it may evict for a call that does not create "
                 "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
             )
         session = Session(
@@ -324,38 +328,55 @@ class Sessions:
         )
         session.explicit = explicit
         self._sessions[name] = session
-        self._tombstones.pop(name, None)
+        self.evicted.pop(name)
         return session
 
-    def _evict_one(self, explicit_caller: bool) -> bool:
-        """Evict the least recently used idle session, implicit ones first, explicit ones only for an explicit
-        caller; never `default`. False when none may go."""
-        victim = None
+    def _evict_one(self, explicit_caller: bool) -> _Refusal | None:
+        """Evict the least recently used idle session: one that never acknowledged a write first, then an implicit
+        one that did, then (for an explicit caller) an explicit one; never `default`. The last two leave a record
+        (410 later): when the records are full, none is evicted. None when one was evicted, else why not."""
+        unwritten = written = explicit = None
         for candidate in self._sessions.values():  # least recently used first
             if candidate.in_flight or candidate.name == DEFAULT_SESSION:
                 continue
-            if not candidate.explicit:
-                victim = candidate
+            if candidate.explicit:
+                explicit = explicit or candidate
+            elif candidate.acknowledged_write:
+                written = written or candidate
+            else:
+                unwritten = candidate
                 break
-            if victim is None and explicit_caller:
-                victim = candidate  # the oldest explicit one, unless an implicit one turns up
+        victim = unwritten or written or (explicit if explicit_caller else None)
         if victim is None:
-            return False
+            return _Refusal.BUSY if explicit is None or explicit_caller else _Refusal.EXPLICIT_ONLY
+        remembered = victim is not unwritten
+        if remembered and not self.evicted.has_room_for(victim.name):
+            return _Refusal.RECORDS_FULL
         del self._sessions[victim.name]
         self.evictions += 1
-        if victim.explicit:
-            self._tombstones[victim.name] = Tombstone(victim.name, time.time(), self.max_sessions)
-            while len(self._tombstones) > MAX_TOMBSTONES:
-                self._tombstones.popitem(last=False)
+        if remembered:
+            self.evicted.add(Tombstone(victim.name, time.time(), self.max_sessions))
         log.warning(
             "session %r evicted (%s, least recently used of %d; %d journal entries dropped; %d evictions so far)",
             victim.name,
-            "explicit: later calls answer 410" if victim.explicit else "implicit: a later call starts afresh",
+            "explicit: later calls answer 410"
+            if victim.explicit
+            else "it acknowledged writes: later calls answer 410"
+            if remembered
+            else "implicit, nothing written: a later call starts afresh",
             self.max_sessions,
             len(victim.journal),
             self.evictions,
         )
-        return True
+        return None
+
+
+class _Refusal(enum.Enum):
+    """Why no session was evicted."""
+
+    BUSY = "every session that may go has a request in flight"
+    EXPLICIT_ONLY = "only explicit sessions could go, and the caller does not create one explicitly"
+    RECORDS_FULL = "the one to go needs a record of its eviction, and the records are full"
 
 
 def evicted_message(tombstone: Tombstone) -> str:
