@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         server,
         public=False,
         keep=None if settings.admin else ALWAYS_OPEN,
-        body_rules=snapshot_admin.body_rules(specs),
+        body_rules=snapshot_admin.body_rules(specs, sessions),
     )
     app = Starlette(
         routes=table,

@@ -123,6 +123,8 @@ class BodyRules:
     contract's error for a body it cannot read; it is awaited, so slow judging can leave the event loop."""
 
     judge: Callable[[bytes, str | None], Awaitable[tuple[Any, list[Detail]]]]
+    # The most bytes the body may have in the session, and the 413's message (None: MAX_BODY_BYTES, as any body).
+    max_bytes: Callable[[Session], tuple[int, str]] | None = None
 
 
 class SessionUse(enum.Enum):
@@ -434,7 +436,13 @@ class OperationRunner:
         if exchange.body_read:
             return
         timeout = self.server.settings.connection.body_timeout
-        exchange.raw_body = await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
+        declared = exchange.headers.get("content-length")
+        rules = self.body_rules
+        if rules is not None and rules.max_bytes is not None and exchange.session is not None:
+            limit, over = rules.max_bytes(exchange.session)
+            exchange.raw_body = await read_bytes(exchange.request, declared, timeout, limit, over)
+        else:
+            exchange.raw_body = await read_bytes(exchange.request, declared, timeout)
         exchange.body_read = True
 
     @staticmethod
