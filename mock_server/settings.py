@@ -34,3 +34,5 @@ class Settings:
     shadow_key: Path | None = None  # its private key, when not in the certificate's file
     shadow_cacert: Path | None = None  # the CA the backend's certificate is checked with (default: the system's)
     shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call
+    state_file: Path | None = None  # the whole server's state, read at start and written (state/persistence.py)
+    state_interval: float = 5.0  # seconds between writes of the state file: what a SIGKILL may lose

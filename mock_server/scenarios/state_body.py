@@ -32,6 +32,8 @@ MIN_EXPANDED_BYTES = 2 * MAX_BODY_BYTES
 
 def expanded_limit(raw: bytes) -> int:
     return max(MIN_EXPANDED_BYTES, 2 * len(raw))
+
+
 # One worker: documents are judged one at a time, so the event loop keeps at least half the interpreter.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="state-document")
 

@@ -106,6 +106,17 @@ class Schedules:
     def __len__(self) -> int:
         return len(self._schedules)
 
+    @property
+    def count(self) -> int:
+        """Schedules made since the last clear: the next one's id is schedule-{count + 1}."""
+        return self._count
+
+    def restored(self, count: int) -> None:
+        """After the schedules of a state file were added back as they were: the count of ids goes on from
+        `count`, and the timed ones still pending are those of the ones added."""
+        self._count = count
+        self._timed = sum(1 for s in self._schedules if s.state == PENDING and s.plan.at is not None)
+
     @staticmethod
     def cost(plan: ScheduledTransition) -> int:
         """The bytes a schedule of `plan` holds (its id's text is as long as the longest a count writes)."""

@@ -70,6 +70,8 @@ class Session:
         self.acknowledged_write = False
         self.created_at = self.last_used = time.time()
         self.in_flight = 0
+        # Requests that opened it: what the state file wrote of it is current while this has not moved.
+        self.generation = 0
 
     @property
     def scenario(self) -> Scenario:
@@ -194,6 +196,9 @@ class Sessions:
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.evicted = EvictionRecords()
         self.evictions = 0
+        # Moves on every request that opens a session and every change of the registry: the state file is
+        # written again only when it moved.
+        self.generation = 0
         self._seed_bytes: dict[str, tuple[Scenario, int]] = {}
 
     def seed_bytes(self, scenario: Scenario) -> int:
@@ -221,6 +226,8 @@ class Sessions:
             session.explicit = session.explicit or explicit
         session.last_used = time.time()
         session.in_flight += 1
+        session.generation += 1
+        self.generation += 1
         return session
 
     @staticmethod
@@ -269,6 +276,7 @@ class Sessions:
 
     def delete(self, name: str) -> bool:
         """Forget the session (or the record of its eviction); False when there is neither."""
+        self.generation += 1
         found = self._sessions.pop(name, None) is not None
         return self.evicted.pop(name) is not None or found
 
@@ -292,6 +300,7 @@ class Sessions:
         self._sessions.clear()
         self.evicted.clear()
         self.evictions = 0
+        self.generation += 1
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -329,7 +338,18 @@ class Sessions:
         session.explicit = explicit
         self._sessions[name] = session
         self.evicted.pop(name)
+        self.generation += 1
         return session
+
+    def adopt(self, session: Session) -> None:
+        """Hold `session` as the most recently used (a state file's, read at start: never evicts)."""
+        self._sessions[session.name] = session
+        self.evicted.pop(session.name)
+        self.generation += 1
+
+    def unheld(self, name: str, scenario: Scenario) -> Session:
+        """A session as the registry makes them, on `scenario`, not yet held (see adopt)."""
+        return Session(name, scenario, self._seed, self._clock_start, self.bounds, self.journal_budget)
 
     def _evict_one(self, explicit_caller: bool) -> _Refusal | None:
         """Evict the least recently used idle session: one that never acknowledged a write first, then an implicit

@@ -153,6 +153,52 @@ class Store:
         self.base = saved.base
         self._events = dict(saved.events)
 
+    # --- the state file (state/persistence.py) ---------------------------------------------------------------
+
+    def view(self) -> StoreCopy:
+        """What the store holds now, safe to read from another thread while the session goes on: what the state
+        file keeps of it (its own accounts copied one level deep, as the session changes them in place)."""
+        mutable = {
+            "_accounts": {key: _account_copy(account) for key, account in self._accounts.items()},
+            "_added_recipients": self._added_recipients,
+            "_proposals": list(self._proposals),
+            "held_bytes": self.held_bytes,
+        }
+        return StoreCopy(self.base, dict(self._events), mutable)
+
+    def adopt(
+        self,
+        base: Scenario,
+        events: dict[str, Event],
+        accounts: dict[str, Account],
+        added_recipients: int,
+        proposals: list[tuple[str, str]],
+        held_bytes: int,
+    ) -> None:
+        """The store holds these records (a state file's): what follows from them (the counts, the index of
+        created events' keys, the bytes of each proposal kept) is made again."""
+        self.base = base
+        self._events = events
+        self._accounts = accounts
+        created = [event for key, event in events.items() if key not in base.events]
+        self._created_events = len(created)
+        self._created_conciliation_keys = {i.event_conciliation_key: e.key for e in created for i in e.installments}
+        self._registered_accounts = sum(1 for key in accounts if key not in base.accounts)
+        self._added_recipients = added_recipients
+        self._proposals = deque(proposals)
+        self._proposal_ids = {}
+        for account_id, proposal_id in proposals:
+            account = accounts.get(account_id)
+            for proposal in account.limit_update_requests if account is not None else ():
+                if proposal.limit_update_request_id == proposal_id:
+                    self._proposal_ids[proposal_id] = proposal_bytes(proposal) + _PROPOSAL_SLOTS
+        self.held_bytes = held_bytes
+
+    def hand_over(self) -> StoreCopy:
+        """Everything the store holds as a copy for restore(), without copying: for a store made only for that."""
+        mutable = {name: value for name, value in vars(self).items() if name not in _SHARED}
+        return StoreCopy(self.base, dict(self._events), mutable)
+
     # --- events -------------------------------------------------------------------------------
 
     def find_event(self, key: str) -> Event | None:
