@@ -20,9 +20,8 @@ async def read_bytes(
     """The raw body, refusing more than `limit` bytes without reading it all (`declared`: its Content-Length; `over`:
     the 413's message), and a body that has not arrived whole within `timeout` seconds (408: a stalled upload
     holds nothing)."""
-    too_large = PayloadTooLarge(over or f"The body is over {limit} bytes.")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise too_large
+        raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
     chunks = []
     size = 0
     try:
@@ -30,7 +29,7 @@ async def read_bytes(
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise too_large
+                    raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
                 chunks.append(chunk)
     except TimeoutError:
         # The rest of the body may still come: the connection cannot be reused.
