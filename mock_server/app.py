@@ -21,11 +21,13 @@ from mock_server.http.pipeline import BodyRules, Handler, OperationRunner, PathE
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
 from mock_server.http.shadow import Shadow
-from mock_server.scenarios.loader import ScenarioLoader
+from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader, shown
+from mock_server.scenarios.state_file import check_writable, read_state_file
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
 from mock_server.state.coverage import Coverage, OperationDoc
+from mock_server.state.persistence import StateFile, restore
 from mock_server.state.sessions import Sessions
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
@@ -57,6 +59,7 @@ def _routes(
                 op.operation_id not in TOKEN_FREE,
                 session_admin.SESSION_USE.get(op.operation_id, SessionUse.OPEN),
                 (body_rules or {}).get(op.operation_id),
+                writes=op.method not in ("GET", "HEAD") and op.operation_id not in session_admin.READS_ONLY,
             )
             for op in operations
             if keep is None or op.operation_id in keep
@@ -99,7 +102,8 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     """The ASGI app. Raises ScenarioError when a scenario does not validate."""
     settings = settings or Settings()
     specs = specs or load_specs()
-    scenarios = ScenarioLoader.from_specs(specs).load_directory(settings.fixtures)
+    loader = ScenarioLoader.from_specs(specs)
+    scenarios = loader.load_directory(settings.fixtures)
     sessions = Sessions(
         scenarios,
         settings.scenario,
@@ -108,6 +112,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         max_sessions=settings.max_sessions,
         bounds=settings.bounds,
     )
+    state_file = _state_file(settings, specs, loader, sessions)
     server = ServerContext(
         specs,
         settings,
@@ -124,7 +129,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         server,
         public=False,
         keep=None if settings.admin else ALWAYS_OPEN,
-        body_rules=snapshot_admin.body_rules(specs),
+        body_rules=snapshot_admin.body_rules(specs, sessions),
     )
     app = Starlette(
         routes=table,
@@ -136,4 +141,24 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     app.state.specs = specs
     app.state.settings = settings
     app.state.coverage = server.coverage
+    app.state.state_file = state_file  # written by the CLI's server: every --state-interval seconds, and at the end
     return app
+
+
+def _state_file(settings: Settings, specs: Specs, loader: ScenarioLoader, sessions: Sessions) -> StateFile | None:
+    """The state file's writer, once what it holds (if anything yet) is back in `sessions`. A file that cannot be
+    read back whole is ScenarioError, every problem placed (the CLI exits 2), and is never written over."""
+    path = settings.state_file
+    if path is None:
+        return None
+    check_writable(path)
+    state_check = specs.admin.check("#/components/schemas/StateFile")
+    document = read_state_file(path, state_check, loader, sessions.scenarios)
+    if document is not None:
+        try:
+            restore(sessions, document, loader.build)
+        except Exception as exc:  # a state the checks let through but cannot be rebuilt: still no traceback
+            raise ScenarioError(
+                [Problem(shown(path), 1, 1, "", f"cannot be restored: {type(exc).__name__}: {exc}")]
+            ) from exc
+    return StateFile(path, sessions, settings.state_interval)

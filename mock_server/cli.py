@@ -7,6 +7,8 @@ and `wait` are probe.py's.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import copy
 import gc
 import json
@@ -39,6 +41,7 @@ from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
+from mock_server.state.persistence import StateFile
 
 EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
@@ -135,6 +138,7 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
         ("events", bounds.max_events, "events a session may create"),
         ("recipients", bounds.max_recipients, "recipients a session may add"),
         ("faults", bounds.max_faults, "faults a session may hold armed"),
+        ("schedules", bounds.max_schedules, "schedules a session may hold, applied and failed ones too"),
     ):
         group.add_argument(
             f"--max-{name}",
@@ -143,6 +147,14 @@ def _bound_options(parser: argparse.ArgumentParser) -> None:
             metavar="N",
             help=f"{what} (default %(default)s; beyond: 409 capacity_exceeded)",
         )
+    group.add_argument(
+        "--max-session-bytes",
+        type=_size,
+        default=environment.default("max_session_bytes", f"{bounds.max_session_bytes // 1024**2}MiB"),
+        metavar="SIZE",
+        help="bytes of memory a session may hold beyond its scenario: its own records, a loaded state, schedules "
+        "and snapshots (default 64MiB; beyond: 409 capacity_exceeded)",
+    )
     timeouts: tuple[tuple[str, float, str], ...] = (
         ("idle", limits.idle_timeout, "a connection that sends nothing is closed after"),
         ("header", limits.header_timeout, "a request line and headers must arrive within"),
@@ -344,6 +356,22 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
     )
+    parser.add_argument(
+        "--state-file",
+        type=Path,
+        default=environment.default("state_file") or None,
+        metavar="FILE",
+        help="keep the whole server's state in FILE: read at start (a file that cannot be read back stops the start, "
+        "exit 2, and is never written over), written atomically every --state-interval seconds and on SIGTERM",
+    )
+    parser.add_argument(
+        "--state-interval",
+        type=_seconds,
+        default=environment.default("state_interval", str(defaults.state_interval)),
+        metavar="SECONDS",
+        help="seconds between writes of --state-file, when anything changed: what a SIGKILL may lose "
+        "(default %(default)s)",
+    )
     _bound_options(parser)
     _shadow_options(parser)
     _tls_options(parser)
@@ -426,6 +454,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
             max_events=args.max_events,
             max_recipients=args.max_recipients,
             max_faults=args.max_faults,
+            max_schedules=args.max_schedules,
+            max_session_bytes=args.max_session_bytes,
             journal_bytes=args.journal,
             journal_total_bytes=args.journal_total,
         ),
@@ -447,6 +477,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         client_ca=args.client_ca,
         client_cert=args.client_cert or "required",
         client_cert_header=args.client_cert_header.lower() if args.client_cert_header else None,
+        state_file=args.state_file,
+        state_interval=args.state_interval,
     )
 
 
@@ -505,10 +537,18 @@ def scenario_not_found(fixtures: Path, missing: ScenarioNotFound) -> str:
 class _Server(uvicorn.Server):
     """Prints the ready line once the socket accepts requests, with the real port."""
 
-    def __init__(self, config: uvicorn.Config, banner: str, on_shutdown: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        banner: str,
+        on_shutdown: Callable[[], None] | None = None,
+        state_file: StateFile | None = None,
+    ) -> None:
         super().__init__(config)
         self._banner = banner
         self._on_shutdown = on_shutdown
+        self._state_file = state_file
+        self._state_writes: asyncio.Task[None] | None = None
         self.interrupted = False
 
     def handle_exit(self, sig: int, frame: Any) -> None:
@@ -523,11 +563,23 @@ class _Server(uvicorn.Server):
         # Here, not after run(): uvicorn re-raises SIGTERM/SIGINT once it has shut down, so nothing after
         # run() would get to run when a signal stopped the server.
         await super().shutdown(sockets)
+        if self._state_writes is not None:
+            self._state_writes.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._state_writes
+        if self._state_file is not None:
+            # The last requests are answered: this write holds every write acknowledged.
+            try:
+                self._state_file.save()
+            except OSError as exc:
+                print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
         if self._on_shutdown is not None:
             self._on_shutdown()
 
     async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
         await super().startup(sockets)
+        if self.started and self._state_file is not None:
+            self._state_writes = asyncio.create_task(self._state_file.run())
         if self.started:
             host, port = self.config.host, self.config.port
             for server in self.servers:
@@ -613,7 +665,7 @@ def serve(settings: Settings) -> int:
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
-    server = _Server(uvicorn_config(app, settings, context), banner, on_shutdown)
+    server = _Server(uvicorn_config(app, settings, context), banner, on_shutdown, app.state.state_file)
     try:
         server.run()
     except KeyboardInterrupt:

@@ -3,7 +3,8 @@
 Specmatic builds one test per example name: the request from the parameter and body examples of that name, the
 expected status from the response that has an example of that name (a bodiless status such as 204 takes the one
 request example left without a response example). Used by tests/contract/test_spec_examples.py, which replays
-every pair, and by scripts/interop.py, which injects the faults the 413/415/500 examples rely on.
+every pair, and by scripts/interop.py, which injects the faults the 409 (capacity_exceeded), 413, 415 and 500
+examples rely on.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from urllib.parse import quote, unquote
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 # Statuses no example request can provoke (a body over 1 MiB, a media type the operation does not take, a server
-# fault): their examples name an X-Mock-Session in which a fault of that status is injected first.
-FAULTED_STATUSES = frozenset({"413", "415", "500"})
+# fault, a session filled to its bound): their examples name an X-Mock-Session in which a fault of that status is
+# injected first. A 409 example that names no session (account_already_registered) is provoked as it is.
+FAULTED_STATUSES = frozenset({"409", "413", "415", "500"})
 
 
 @dataclass

@@ -31,7 +31,7 @@ def schedule_transition(call: Call) -> Reply:
     plan = plan_from_json(body, call.path["key"])
     session = call.session
     _check_now(session, plan, call.now)
-    schedule = session.schedules.add(plan)
+    schedule = session.add_schedule(plan)  # 409 past --max-schedules or the session's bytes
     session.apply_due(call.now)  # an instant already reached applies at once
     return Reply(201, schedule.to_json())
 

@@ -21,6 +21,7 @@ def session_info(session: Session) -> dict[str, Any]:
         "last_used": wall_time(session.last_used),
         "journal_size": len(session.journal),
         "in_flight": session.in_flight,
+        "state_bytes": session.meter.used,
     }
 
 
@@ -40,6 +41,7 @@ def list_sessions(call: Call) -> Reply:
         200,
         {
             "max_sessions": sessions.max_sessions,
+            "max_session_bytes": sessions.bounds.max_session_bytes,
             "evictions": sessions.evictions,
             "sessions": [session_info(s) for s in sessions.all()],
             "evicted": [{"name": t.name, "evicted_at": wall_time(t.evicted_at)} for t in sessions.tombstones()],
@@ -84,3 +86,7 @@ SESSION_USE: dict[str, SessionUse] = {
     "mockAsset": SessionUse.NONE,
     "mockReset": SessionUse.CREATE,  # a reset creates its session explicitly (or brings an evicted one back)
 }
+# Operations that take a body but change nothing: a session that only made these calls has nothing to lose, and
+# starts afresh when it was evicted (every other call with a method but GET and HEAD that answers 2xx is a write
+# the session acknowledged: its eviction leaves a record, and later calls answer 410).
+READS_ONLY = frozenset({"mockVerify", "mockEvaluateLimit"})

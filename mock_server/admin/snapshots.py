@@ -6,14 +6,17 @@ import functools
 import threading
 from typing import Any
 
+from mock_server.domain.models import Scenario
 from mock_server.http.pipeline import BodyRules, Call, Handler, Reply
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.scenarios.state_body import ScenarioBody, judge_off_the_loop
 from mock_server.spec.openapi import Specs
 from mock_server.state.export import off_the_loop, state_document
+from mock_server.state.footprint import scenario_footprint
 from mock_server.state.schedules import plan_to_json
-from mock_server.state.sessions import Session
+from mock_server.state.sessions import Session, Sessions
 from mock_server.state.store import Events
+from mock_server.wire.decoding import MAX_BODY_BYTES
 
 _LOADERS: dict[int, ScenarioLoader] = {}
 
@@ -26,12 +29,28 @@ def _loader(specs: Specs) -> ScenarioLoader:
     return loader
 
 
-def body_rules(specs: Specs) -> dict[str, BodyRules]:
+def body_rules(specs: Specs, sessions: Sessions) -> dict[str, BodyRules]:
     """The state document is read as a scenario file (JSON or YAML, as the spec lists) and judged by the
-    scenario loader's own checks, every problem in one answer (scenarios/state_body.py)."""
+    scenario loader's own checks, every problem in one answer (scenarios/state_body.py); it may be as big as an
+    export of a session within its bound (`state_body_limit`)."""
     loader = _loader(specs)
     accepted = specs.admin.operations["mockPutState"].body_media_types
-    return {"mockPutState": BodyRules(functools.partial(judge_off_the_loop, loader, accepted=accepted))}
+    judge = functools.partial(judge_off_the_loop, loader, accepted=accepted)
+    return {"mockPutState": BodyRules(judge, functools.partial(state_body_limit, sessions))}
+
+
+def state_body_limit(sessions: Sessions, session: Session) -> tuple[int, str]:
+    """The most bytes a state document may have in `session`, and the 413's message: twice what the session may
+    hold beyond its scenario plus what the scenario's own records hold (an export takes half to four fifths of the
+    bytes its records count, and a JSON export at most twice whatever its texts: what GET /__mock/state answers
+    for a session within its bound always loads back), and never less than any other body may have."""
+    bound = session.bounds.max_session_bytes
+    limit = max(MAX_BODY_BYTES, 2 * (bound + sessions.seed_bytes(session.scenario)))
+    over = (
+        f"The state document is over {limit:,} bytes: twice what a session may hold beyond its scenario "
+        f"(mock-server --max-session-bytes {bound:,}) and what the scenario's own records hold."
+    )
+    return limit, over
 
 
 def _summary(session: Session) -> dict[str, int]:
@@ -39,12 +58,22 @@ def _summary(session: Session) -> dict[str, int]:
     return {"events": events, "accounts": accounts, "schedules": len(session.schedules.pending())}
 
 
-def put_state(call: Call) -> Reply:
+async def put_state(call: Call) -> Reply:
     """The body was judged on its way in exactly as a scenario file (body_rules): nothing reaches here, and
-    nothing is applied, unless every check passed."""
+    nothing is applied, unless every check passed. The state is built, and its bytes counted, off the event loop
+    (a big document takes seconds); what it holds beyond the session's seed counts against the session's bound."""
     document: ScenarioBody = call.body
     session = call.session
-    session.load_state(_loader(call.server.specs).build(session.scenario.name, document.data))
+    seed = session.scenario
+    loader = _loader(call.server.specs)
+    sessions = call.server.sessions
+
+    def work(cancelled: threading.Event) -> tuple[Scenario, int]:
+        state = loader.build(seed.name, document.data)
+        return state, max(0, scenario_footprint(state) - sessions.seed_bytes(seed))
+
+    state, state_bytes = await off_the_loop(work)
+    session.load_state(state, state_bytes)
     return Reply(200, _summary(session))
 
 

@@ -124,6 +124,8 @@ class BodyRules:
     contract's error for a body it cannot read; it is awaited, so slow judging can leave the event loop."""
 
     judge: Callable[[bytes, str | None], Awaitable[tuple[Any, list[Detail]]]]
+    # The most bytes the body may have in the session, and the 413's message (None: MAX_BODY_BYTES, as any body).
+    max_bytes: Callable[[Session], tuple[int, str]] | None = None
 
 
 class SessionUse(enum.Enum):
@@ -175,8 +177,11 @@ class OperationRunner:
         guarded: bool,
         session_use: SessionUse = SessionUse.OPEN,
         body_rules: BodyRules | None = None,
+        writes: bool = False,
     ) -> None:
         self.server = server
+        # Whether a 2xx answer acknowledges a write to the session: its eviction then leaves a record (410 later).
+        self.writes = writes
         self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
         self.operation = operation
         self.handler = handler
@@ -210,6 +215,8 @@ class OperationRunner:
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        if self.writes and exchange.session is not None and 200 <= reply.status < 300 and not reply.off_spec:
+            exchange.session.acknowledged_write = True
         try:
             return self._respond(exchange, reply)
         finally:
@@ -443,7 +450,13 @@ class OperationRunner:
         if exchange.body_read:
             return
         timeout = self.server.settings.connection.body_timeout
-        exchange.raw_body = await read_bytes(exchange.request, exchange.headers.get("content-length"), timeout)
+        declared = exchange.headers.get("content-length")
+        rules = self.body_rules
+        if rules is not None and rules.max_bytes is not None and exchange.session is not None:
+            limit, over = rules.max_bytes(exchange.session)
+            exchange.raw_body = await read_bytes(exchange.request, declared, timeout, limit, over)
+        else:
+            exchange.raw_body = await read_bytes(exchange.request, declared, timeout)
         exchange.body_read = True
 
     @staticmethod

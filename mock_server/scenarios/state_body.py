@@ -24,9 +24,16 @@ from mock_server.spec.openapi import MAX_DETAILS
 from mock_server.wire.decoding import MAX_BODY_BYTES, SCENARIO_JSON, DuplicateKey, is_json_media_type, parse_json
 
 JSON = "application/json"
-# What a YAML body may stand for, as compact JSON: twice the body limit, which YAML without aliases never reaches
-# (its quoting-free scalars save at most half of JSON's bytes; real documents about nothing).
-MAX_EXPANDED_BYTES = 2 * MAX_BODY_BYTES
+# What a YAML body may stand for, as compact JSON: twice its own size (or twice the body limit of other routes, if
+# more), which YAML without aliases never reaches (its quoting-free scalars save at most half of JSON's bytes;
+# real documents about nothing).
+MIN_EXPANDED_BYTES = 2 * MAX_BODY_BYTES
+
+
+def expanded_limit(raw: bytes) -> int:
+    return max(MIN_EXPANDED_BYTES, 2 * len(raw))
+
+
 # One worker: documents are judged one at a time, so the event loop keeps at least half the interpreter.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="state-document")
 
@@ -71,10 +78,11 @@ def _read_yaml(raw: bytes) -> ScenarioBody:
         document = read(text)
     except Unreadable as exc:
         raise _unreadable(exc.problems) from None
-    if _json_size_over(document.data, MAX_EXPANDED_BYTES):
+    limit = expanded_limit(raw)
+    if _json_size_over(document.data, limit):
         raise PayloadTooLarge(
-            f"The YAML body expands, through its aliases, to more than {MAX_EXPANDED_BYTES} bytes of JSON (twice "
-            "what a JSON body may have)."
+            f"The YAML body expands, through its aliases, to more than {limit} bytes of JSON (twice its own size, "
+            f"or twice {MAX_BODY_BYTES} bytes)."
         )
     return ScenarioBody(document.data, [located(p) for p in document.problems])
 

@@ -38,9 +38,17 @@ import yaml
 from mock_server.domain.errors import FieldPath
 from mock_server.scenarios.yaml_errors import describe
 from mock_server.spec.openapi import FastSafeLoader
-from mock_server.wire.decoding import SCENARIO_JSON, DuplicateKey, reject_constant, unique_keys
+from mock_server.wire import decoding
+from mock_server.wire.decoding import (
+    SCENARIO_JSON,
+    DuplicateKey,
+    nested_too_deep,
+    reject_constant,
+    unique_keys,
+)
 
-MAX_DEPTH = 100  # a scenario needs 8 (accounts[].recipient_list.limit.pix.transaction[].amount)
+# A scenario needs 7 levels (accounts[].recipient_list.limit.pix.transaction[].amount): the bound of JSON bodies.
+MAX_DEPTH = decoding.MAX_DEPTH
 MAX_REPEATED_NODES = 1_000_000  # nodes that aliases may repeat, over the whole file
 _YAML = "tag:yaml.org,2002:"
 ALLOWED_TAGS = frozenset(
@@ -523,8 +531,8 @@ def read_fast_yaml(text: str) -> Document | None:
         data = _FROM_RYML.decode(written)
     except (ValueError, RecursionError, DuplicateKey, RuntimeError, ryml.ExceptionBasic):
         return None
-    if not _UNAMBIGUOUS.is_valid(data):
-        return None
+    if nested_too_deep(data) or not _UNAMBIGUOUS.is_valid(data):
+        return None  # too deep: the screen says where (and the schema engine stops at 255 levels)
     return Document(text, data)
 
 
@@ -534,7 +542,9 @@ def read(text: str) -> Document:
     if text.lstrip().startswith("{"):
         # not JSON as the API reads it (flow-style YAML, NaN, a key twice, deep): the YAML reader says where
         with contextlib.suppress(ValueError, RecursionError, DuplicateKey):
-            document = Document(text, SCENARIO_JSON.decode(text), json=True)
+            data = SCENARIO_JSON.decode(text)
+            if not nested_too_deep(data):  # else the YAML reader's screen says where
+                document = Document(text, data, json=True)
     if document is None:
         document = read_fast_yaml(text) or _read_yaml(text)
     document.problems += _surrogates(document)

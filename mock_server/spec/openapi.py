@@ -176,19 +176,30 @@ class SchemaCheck:
 
     fast: jsonschema_rs.Validator
     schema: Any  # the inlined schema, for tests that compare engines
+    longest_list: int = 0  # the largest `maxItems` in the schema: lists are examined at least this far
+
+    @classmethod
+    def of(cls, schema: Any) -> SchemaCheck:
+        return cls(_compiled(schema), schema, _largest_max_items(schema))
 
     def of_lists(self) -> SchemaCheck:
         """The check of a list of such values, in one call (a big scenario's events a batch at a time: a quarter
         less time than one call an event)."""
-        schema = {"type": "array", "items": self.schema}
-        return SchemaCheck(_compiled(schema), schema)
+        return SchemaCheck.of({"type": "array", "items": self.schema})
 
     def problems(self, instance: Any, prefix: FieldPath = (), limit: int | None = MAX_DETAILS) -> list[Detail]:
         """CONTRACT 2: one entry per invalid field, several problems of one field joined in its message;
         sorted by field. Beyond `limit` fields, one last entry at `prefix` says how many problems were left out."""
-        if self.fast.is_valid(instance):
-            return []
-        examined, cut = (instance, False) if limit is None else _preview(instance, limit + 1)
+        try:
+            if self.fast.is_valid(instance):
+                return []
+        except ValueError as exc:  # the engine stops at 255 levels: bodies never get here (wire/decoding.py)
+            if "Recursion limit" not in str(exc):
+                raise
+            return [Detail(prefix, "nests lists and objects too deeply to be judged")]
+        # A list is examined past its `maxItems` (an event's 1000 instalments): a longer one must fail on the copy.
+        keep = max(limit, self.longest_list) + 1 if limit is not None else 0
+        examined, cut = (instance, False) if limit is None else _preview(instance, keep)
         messages: dict[FieldPath, list[str]] = {}
         unevaluated: list[FieldPath] = []
         left_out = 0
@@ -228,7 +239,7 @@ class SchemaCheck:
             details.append(
                 Detail(
                     prefix,
-                    f"{more} (details stop at {limit} fields; lists are examined up to their first {limit + 1} items)",
+                    f"{more} (details stop at {limit} fields; lists are examined up to their first {keep} items)",
                 )
             )
         elif left_out:
@@ -236,6 +247,22 @@ class SchemaCheck:
                 Detail(prefix, f"{counted(left_out, 'more problem')} not listed (details stop at {limit} fields)")
             )
         return details
+
+
+def _largest_max_items(schema: Any) -> int:
+    """The largest `maxItems` anywhere in an (inlined) schema, 0 if none."""
+    largest = 0
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            bound = node.get("maxItems")
+            if isinstance(bound, int) and not isinstance(bound, bool):
+                largest = max(largest, bound)
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return largest
 
 
 def _preview(instance: Any, keep: int) -> tuple[Any, bool]:
@@ -319,7 +346,7 @@ class Spec:
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
         schema = _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri))
-        return SchemaCheck(_compiled(schema), schema)
+        return SchemaCheck.of(schema)
 
     def paths(self) -> dict[str, list[Operation]]:
         by_path: dict[str, list[Operation]] = {}

@@ -5,23 +5,29 @@ how long and how big a connection's request may be, and byte sizes as the comman
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mock_server.domain.errors import CapacityExceeded
 from mock_server.state.journal import DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_TOTAL_BYTES
 
 MAX_FAULTS = 100
+MAX_SESSION_BYTES = 64 * 1024**2
 
 
 @dataclass(frozen=True)
 class Bounds:
     """Per session, except `journal_total_bytes`. The seed of a scenario does not count: only what a session
-    adds (accounts registered, events created, recipients added, faults armed)."""
+    adds (accounts registered, events created, recipients added, faults armed, schedules made), and every byte of
+    what it holds beyond its seed (`max_session_bytes`: its own records, a state loaded into it, its schedules
+    and snapshots; the journal and the faults have bounds of their own)."""
 
     max_accounts: int = 10_000
     max_events: int = 10_000
     max_recipients: int = 10_000  # per recipient list
     max_faults: int = MAX_FAULTS  # armed at once
+    max_schedules: int = 1_000  # held (applied and failed ones stay listed): every lookup walks them
+    max_session_bytes: int = MAX_SESSION_BYTES  # estimated memory (state/footprint.py)
     journal_bytes: int = DEFAULT_JOURNAL_BYTES  # 0: no journal
     journal_total_bytes: int = DEFAULT_JOURNAL_TOTAL_BYTES
 
@@ -41,6 +47,41 @@ def check_room(count: int, cap: int, what: str, option: str) -> None:
     if count >= cap:
         raise CapacityExceeded(
             f"The session holds {cap} {what} already, the most it may (mock-server {option}); reset it or clear some."
+        )
+
+
+class ByteMeter:
+    """One session's bytes against its bound (`--max-session-bytes`): the parts that hold them (its store,
+    schedules and snapshots) report what they hold, and every write that adds asks for room first, so that a
+    refused write changes nothing."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._parts: list[Callable[[], int]] = []
+
+    def count(self, held: Callable[[], int]) -> None:
+        """Count what `held()` reports, from now on."""
+        self._parts.append(held)
+
+    @property
+    def used(self) -> int:
+        return sum(held() for held in self._parts)
+
+    def check(self, more: int, what: str) -> None:
+        """409 `capacity_exceeded` when `more` bytes (of `what`) would take the session past its bound."""
+        if more <= 0:
+            return
+        used = self.used
+        if used + more <= self.limit:
+            return
+        if more > self.limit:
+            raise CapacityExceeded(
+                f"{what} needs {more:,} bytes, more than a session may hold: {self.limit:,} "
+                "(mock-server --max-session-bytes)."
+            )
+        raise CapacityExceeded(
+            f"{what} needs {more:,} bytes; the session holds {used:,} of its {self.limit:,} (mock-server "
+            "--max-session-bytes): reset it, delete snapshots or clear schedules."
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from typing import Any
 
 # The version-4 UUID layout (RFC 9562): version nibble 4, variant bits 10.
 _VERSION_MASK = ~((0xF000 << 64) | (0xC000 << 48))
@@ -36,3 +37,18 @@ class IdSource:
         written out directly (building the UUID object was most of an id's cost)."""
         digits = "%032x" % ((self._random.getrandbits(128) & _VERSION_MASK) | _VERSION_BITS)
         return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+    def saved(self) -> dict[str, Any]:
+        """What the state file keeps: the seed, and where a seeded sequence is (an unseeded one needs only to
+        go on being random)."""
+        version, internal, gauss = self._random.getstate()
+        state = [version, list(internal), gauss] if self._seed is not None else None
+        return {"seed": self._seed, "session": self._session, "state": state}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Go on from what `saved()` kept."""
+        self._seed, self._session = saved["seed"], saved["session"]
+        self.reset()
+        state = saved["state"]
+        if state is not None:
+            self._random.setstate((state[0], tuple(state[1]), state[2]))

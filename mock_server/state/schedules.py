@@ -14,6 +14,7 @@ from mock_server.domain.conversions import money_to_json, uuid_text
 from mock_server.domain.errors import Detail
 from mock_server.domain.events import to_money
 from mock_server.domain.models import ScheduledTransition
+from mock_server.state.footprint import LIST_ENTRY, footprint
 
 PENDING, APPLIED, FAILED = "pending", "applied", "failed"
 ACTIONS = ("pay", "cancel")
@@ -100,6 +101,26 @@ class Schedules:
         self._schedules: list[Schedule] = []
         self._count = 0
         self._timed = 0  # pending schedules with an `at`: most sessions have none, and every call asks
+        self.held_bytes = 0  # their footprint (state/footprint.py), counted against the session's bound
+
+    def __len__(self) -> int:
+        return len(self._schedules)
+
+    @property
+    def count(self) -> int:
+        """Schedules made since the last clear: the next one's id is schedule-{count + 1}."""
+        return self._count
+
+    def restored(self, count: int) -> None:
+        """After the schedules of a state file were added back as they were: the count of ids goes on from
+        `count`, and the timed ones still pending are those of the ones added."""
+        self._count = count
+        self._timed = sum(1 for s in self._schedules if s.state == PENDING and s.plan.at is not None)
+
+    @staticmethod
+    def cost(plan: ScheduledTransition) -> int:
+        """The bytes a schedule of `plan` holds (its id's text is as long as the longest a count writes)."""
+        return footprint(Schedule("schedule-" + "0" * 19, plan)) + LIST_ENTRY
 
     def add(self, plan: ScheduledTransition) -> Schedule:
         self._count += 1
@@ -107,6 +128,7 @@ class Schedules:
         self._schedules.append(schedule)
         if plan.at is not None:
             self._timed += 1
+        self.held_bytes += self.cost(plan)
         return schedule
 
     def load(self, plans: tuple[ScheduledTransition, ...]) -> None:
@@ -150,10 +172,11 @@ class Schedules:
         """An independent copy (a snapshot's)."""
         other = Schedules()
         other._schedules = [replace(s) for s in self._schedules]
-        other._count, other._timed = self._count, self._timed
+        other._count, other._timed, other.held_bytes = self._count, self._timed, self.held_bytes
         return other
 
     def clear(self) -> None:
         self._schedules.clear()
         self._count = 0
         self._timed = 0
+        self.held_bytes = 0

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
-from mock_server.domain.errors import ApiError, ScenarioNotFound, SessionEvicted, TooManySessions
-from mock_server.domain.models import Scenario
+from mock_server.domain.errors import ApiError, CapacityExceeded, ScenarioNotFound, SessionEvicted, TooManySessions
+from mock_server.domain.models import Scenario, ScheduledTransition
 from mock_server.domain.words import counted
-from mock_server.state.bounds import Bounds
+from mock_server.state.bounds import Bounds, ByteMeter, check_room
 from mock_server.state.divergences import Divergences
+from mock_server.state.evictions import EvictionRecords, Tombstone
 from mock_server.state.faults import Faults
+from mock_server.state.footprint import scenario_footprint
 from mock_server.state.ids import IdSource
 from mock_server.state.journal import Journal, JournalBudget
 from mock_server.state.schedules import Schedule, Schedules
@@ -24,8 +26,6 @@ from mock_server.state.store import Store
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256
-# Names of evicted explicit sessions remembered (to answer 410 rather than re-seed); the oldest beyond are forgotten.
-MAX_TOMBSTONES = 4096
 
 log = logging.getLogger("mock_server")
 
@@ -44,7 +44,14 @@ class Session:
     ) -> None:
         bounds = bounds or Bounds()
         self.name = name
-        self.store = Store(scenario, bounds)
+        self.bounds = bounds
+        # Every byte the session holds beyond its seed, against --max-session-bytes: its store's own records,
+        # its schedules, its snapshots (the journal and the faults have bounds of their own).
+        self.meter = ByteMeter(bounds.max_session_bytes)
+        self.meter.count(lambda: self.store.held_bytes)
+        self.meter.count(lambda: self.schedules.held_bytes)
+        self.meter.count(lambda: self.snapshots.held_bytes)
+        self.store = Store(scenario, bounds, self.meter)
         self.journal = Journal(bounds.journal_bytes, journal_budget)
         self.faults = Faults(bounds.max_faults)
         self.clock = Clock(clock_start)
@@ -57,10 +64,14 @@ class Session:
         # interactions of a Pact verification apart by it (admin/provider_states.py).
         self.calls_answered = 0
         self.calls_at_last_state = -1  # calls_answered when a provider state was last set up; -1: never
-        # Lifecycle, kept by the registry: how it was made, when it was last used, requests being answered in it.
+        # Lifecycle, kept by the registry: how it was made, whether it acknowledged a write (then an eviction
+        # leaves a record, and later calls answer 410), when it was last used, requests being answered in it.
         self.explicit = False
+        self.acknowledged_write = False
         self.created_at = self.last_used = time.time()
         self.in_flight = 0
+        # Requests that opened it: what the state file wrote of it is current while this has not moved.
+        self.generation = 0
 
     @property
     def scenario(self) -> Scenario:
@@ -78,19 +89,42 @@ class Session:
 
     # --- state: loaded, snapshotted, restored ------------------------------------------------------
 
-    def load_state(self, state: Scenario) -> None:
-        """The session's state becomes `state`, its schedules those of `state`."""
-        self.store.load(state)
-        self.schedules.load(state.schedules)
+    def load_state(self, state: Scenario, state_bytes: int) -> None:
+        """The session's state becomes `state`, its schedules those of `state`. `state_bytes`: what `state`
+        holds beyond the seed's own records (state/footprint.py), counted against the session's bound."""
+        plans = state.schedules
+        if len(plans) > self.bounds.max_schedules:
+            raise CapacityExceeded(
+                f"The state holds {len(plans)} schedules; a session may hold {self.bounds.max_schedules} "
+                "(mock-server --max-schedules)."
+            )
+        schedule_bytes = sum(Schedules.cost(plan) for plan in plans)
+        live = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(state_bytes + schedule_bytes - live, "The state")
+        self.store.load(state, state_bytes)
+        self.schedules.load(plans)
+
+    def add_schedule(self, plan: ScheduledTransition) -> Schedule:
+        """A new schedule: 409 beyond --max-schedules (held, applied and failed ones too) or the byte bound."""
+        check_room(len(self.schedules), self.bounds.max_schedules, "schedules", "--max-schedules")
+        self.meter.check(Schedules.cost(plan), "The schedule")
+        return self.schedules.add(plan)
 
     def take_snapshot(self, name: str, now: datetime) -> Snapshot:
+        """A copy of the store and schedules, which holds as many bytes as they do (409 past the session's bound)."""
+        self.snapshots.check_room(name)
+        held = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(held - self.snapshots.held_by(name), "The snapshot")
         events, accounts = self.store.counts()
-        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts)
+        snapshot = Snapshot(name, now, self.store.capture(), self.schedules.copy(), events, accounts, held)
         self.snapshots.keep(snapshot)
         return snapshot
 
     def restore_snapshot(self, name: str) -> Snapshot:
+        """The store and schedules become the snapshot's copies (409 when they hold more than the bound leaves)."""
         snapshot = self.snapshots.get(name)
+        live = self.store.held_bytes + self.schedules.held_bytes
+        self.meter.check(snapshot.held_bytes - live, "Restoring the snapshot")
         self.store.restore(snapshot.store)
         self.schedules = snapshot.schedules.copy()
         return snapshot
@@ -122,15 +156,6 @@ class Session:
             self.schedules.settle(schedule, None)
 
 
-@dataclass(frozen=True, slots=True)
-class Tombstone:
-    """What is left of an evicted session that was created explicitly: a later call answers 410, not a re-seed."""
-
-    name: str
-    evicted_at: float  # time.time()
-    max_sessions: int
-
-
 def wall_time(at: float) -> str:
     """A registry time (time.time()) as RFC 3339 UTC with milliseconds: the wall clock, not a session clock."""
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -140,11 +165,14 @@ class Sessions:
     """The registry, the one owner of every session's state.
 
     A session is made on first use ("implicitly"), or "explicitly" by `POST /__mock/sessions` or a reset. Beyond
-    `max_sessions`, the least recently used session with no request in flight is evicted, implicit ones first;
-    `default` never is. Evictions are logged and counted. A call for an evicted explicit session answers 410
-    `session_evicted` until the session is reset, created again or deleted; an implicit one starts afresh. An
-    implicit creation (which may come from an unauthenticated call) never evicts an explicit session: when only
-    explicit ones could go, it is refused (429 `too_many_sessions`)."""
+    `max_sessions`, the least recently used session with no request in flight is evicted: first an implicit one
+    that never acknowledged a write, then one that did, then an explicit one; `default` never is. Evictions are
+    logged and counted. A call for an evicted session that was explicit or acknowledged a write answers 410
+    `session_evicted` until the session is reset, created again or deleted (state/evictions.py keeps the records,
+    bounded by time and bytes); any other starts afresh. An implicit creation (which may come from an
+    unauthenticated call) never evicts an explicit session: when only explicit ones could go, it is refused (429
+    `too_many_sessions`), as is any creation that would evict a session needing a record when the records are
+    full."""
 
     def __init__(
         self,
@@ -166,8 +194,20 @@ class Sessions:
         # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
         self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
-        self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
+        self.evicted = EvictionRecords()
         self.evictions = 0
+        # Moves on every request that opens a session and every change of the registry: the state file is
+        # written again only when it moved.
+        self.generation = 0
+        self._seed_bytes: dict[str, tuple[Scenario, int]] = {}
+
+    def seed_bytes(self, scenario: Scenario) -> int:
+        """The footprint of a scenario's own records (state/footprint.py), measured once per scenario: what a
+        state loaded over it may hold before it counts against a session's bound."""
+        found = self._seed_bytes.get(scenario.name)
+        if found is None or found[0] is not scenario:
+            found = self._seed_bytes[scenario.name] = (scenario, scenario_footprint(scenario))
+        return found[1]
 
     # --- opening and closing a session for one request ----------------------------------------------
 
@@ -177,7 +217,7 @@ class Sessions:
         comes back, and it is kept like one made by POST /__mock/sessions."""
         session = self._sessions.get(name)
         if session is None:
-            tombstone = self._tombstones.get(name)
+            tombstone = self.evicted.get(name)
             if tombstone is not None and not explicit:
                 raise SessionEvicted(evicted_message(tombstone))
             session = self._create(name, explicit)
@@ -186,6 +226,8 @@ class Sessions:
             session.explicit = session.explicit or explicit
         session.last_used = time.time()
         session.in_flight += 1
+        session.generation += 1
+        self.generation += 1
         return session
 
     @staticmethod
@@ -234,17 +276,18 @@ class Sessions:
 
     def delete(self, name: str) -> bool:
         """Forget the session (or the record of its eviction); False when there is neither."""
+        self.generation += 1
         found = self._sessions.pop(name, None) is not None
-        return self._tombstones.pop(name, None) is not None or found
+        return self.evicted.pop(name) is not None or found
 
     def all(self) -> list[Session]:
         return list(self._sessions.values())
 
     def tombstones(self) -> list[Tombstone]:
-        return list(self._tombstones.values())
+        return self.evicted.all()
 
     def tombstone(self, name: str) -> Tombstone | None:
-        return self._tombstones.get(name)
+        return self.evicted.get(name)
 
     def scenario(self, name: str) -> Scenario:
         try:
@@ -255,8 +298,9 @@ class Sessions:
     def clear(self) -> None:
         """Forget every session and eviction: the next call of each starts from its seed again."""
         self._sessions.clear()
-        self._tombstones.clear()
+        self.evicted.clear()
         self.evictions = 0
+        self.generation += 1
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -265,13 +309,22 @@ class Sessions:
 
     def _create(self, name: str, explicit: bool) -> Session:
         while len(self._sessions) >= self.max_sessions:
-            if self._evict_one(explicit):
+            refusal = self._evict_one(explicit)
+            if refusal is None:
                 continue
-            if explicit:
+            if refusal is _Refusal.BUSY and explicit:
                 break  # every session it may evict is in flight: exceed the cap for now rather than lose one
+            held = f"the server holds {counted(len(self._sessions), 'session')} (--max-sessions {self.max_sessions})"
+            if refusal is _Refusal.RECORDS_FULL:
+                raise TooManySessions(
+                    f"Session {name!r} cannot be made: {held}, and making room would evict one that acknowledged "
+                    f"writes while the server already keeps {len(self.evicted)} records of evicted sessions "
+                    f"({self.evicted.bytes:,} bytes, the most it keeps) to answer 410 for them. Delete sessions "
+                    "(DELETE /__mock/sessions/NAME) or raise --max-sessions; records expire a day after their "
+                    "eviction."
+                )
             raise TooManySessions(
-                f"Session {name!r} cannot be made: the server holds {counted(len(self._sessions), 'session')} "
-                f"(--max-sessions {self.max_sessions}) and none it may evict for a call that does not create "
+                f"Session {name!r} cannot be made: {held} and none it may evict for a call that does not create "
                 "one explicitly. Delete sessions (DELETE /__mock/sessions/NAME) or raise --max-sessions."
             )
         session = Session(
@@ -284,38 +337,66 @@ class Sessions:
         )
         session.explicit = explicit
         self._sessions[name] = session
-        self._tombstones.pop(name, None)
+        self.evicted.pop(name)
+        self.generation += 1
         return session
 
-    def _evict_one(self, explicit_caller: bool) -> bool:
-        """Evict the least recently used idle session, implicit ones first, explicit ones only for an explicit
-        caller; never `default`. False when none may go."""
-        victim = None
+    def adopt(self, session: Session) -> None:
+        """Hold `session` as the most recently used (a state file's, read at start: never evicts)."""
+        self._sessions[session.name] = session
+        self.evicted.pop(session.name)
+        self.generation += 1
+
+    def unheld(self, name: str, scenario: Scenario) -> Session:
+        """A session as the registry makes them, on `scenario`, not yet held (see adopt)."""
+        return Session(name, scenario, self._seed, self._clock_start, self.bounds, self.journal_budget)
+
+    def _evict_one(self, explicit_caller: bool) -> _Refusal | None:
+        """Evict the least recently used idle session: one that never acknowledged a write first, then an implicit
+        one that did, then (for an explicit caller) an explicit one; never `default`. The last two leave a record
+        (410 later): when the records are full, none is evicted. None when one was evicted, else why not."""
+        unwritten = written = explicit = None
         for candidate in self._sessions.values():  # least recently used first
             if candidate.in_flight or candidate.name == DEFAULT_SESSION:
                 continue
-            if not candidate.explicit:
-                victim = candidate
+            if candidate.explicit:
+                explicit = explicit or candidate
+            elif candidate.acknowledged_write:
+                written = written or candidate
+            else:
+                unwritten = candidate
                 break
-            if victim is None and explicit_caller:
-                victim = candidate  # the oldest explicit one, unless an implicit one turns up
+        victim = unwritten or written or (explicit if explicit_caller else None)
         if victim is None:
-            return False
+            return _Refusal.BUSY if explicit is None or explicit_caller else _Refusal.EXPLICIT_ONLY
+        remembered = victim is not unwritten
+        if remembered and not self.evicted.has_room_for(victim.name):
+            return _Refusal.RECORDS_FULL
         del self._sessions[victim.name]
         self.evictions += 1
-        if victim.explicit:
-            self._tombstones[victim.name] = Tombstone(victim.name, time.time(), self.max_sessions)
-            while len(self._tombstones) > MAX_TOMBSTONES:
-                self._tombstones.popitem(last=False)
+        if remembered:
+            self.evicted.add(Tombstone(victim.name, time.time(), self.max_sessions))
         log.warning(
             "session %r evicted (%s, least recently used of %d; %d journal entries dropped; %d evictions so far)",
             victim.name,
-            "explicit: later calls answer 410" if victim.explicit else "implicit: a later call starts afresh",
+            "explicit: later calls answer 410"
+            if victim.explicit
+            else "it acknowledged writes: later calls answer 410"
+            if remembered
+            else "implicit, nothing written: a later call starts afresh",
             self.max_sessions,
             len(victim.journal),
             self.evictions,
         )
-        return True
+        return None
+
+
+class _Refusal(enum.Enum):
+    """Why no session was evicted."""
+
+    BUSY = "every session that may go has a request in flight"
+    EXPLICIT_ONLY = "only explicit sessions could go, and the caller does not create one explicitly"
+    RECORDS_FULL = "the one to go needs a record of its eviction, and the records are full"
 
 
 def evicted_message(tombstone: Tombstone) -> str:

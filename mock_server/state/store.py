@@ -7,6 +7,7 @@ what it changed (copy on write), so a new session or a reset costs nothing, what
 from __future__ import annotations
 
 import copy
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -47,8 +48,17 @@ from mock_server.domain.models import (
     RecipientList,
     Scenario,
 )
-from mock_server.state.bounds import Bounds, check_room
+from mock_server.state.bounds import Bounds, ByteMeter, check_room
 from mock_server.state.conciliation_index import ConciliationIndex
+from mock_server.state.footprint import (
+    DICT_ENTRY,
+    LIST_ENTRY,
+    account_footprint,
+    event_footprint,
+    footprint,
+    limits_bytes,
+    proposal_bytes,
+)
 
 T = TypeVar("T")
 
@@ -56,10 +66,20 @@ T = TypeVar("T")
 # inspect, bounded for long fuzz and load runs.
 MAX_PROPOSALS_PER_ACCOUNT = 1000
 MAX_PROPOSALS_PER_SESSION = 10_000
+# A proposal's slots besides itself: its place in the account's list, the session's order and its set of ids.
+_PROPOSAL_SLOTS = 8 + 16 + DICT_ENTRY
+# A recipient's slots in its list's two dicts (by id, by document), and an instalment's in the session's index
+# of conciliation keys.
+_RECIPIENT_SLOTS = 2 * DICT_ENTRY
+_KEY_SLOT = DICT_ENTRY
+# An id's text, for the footprint of a record before its id is drawn (a refused write draws none): ids are
+# version-4 UUIDs, 36 ASCII characters.
+_UUID_SHAPE = "00000000-0000-4000-8000-000000000000"
 
 
-# Attributes capture() does not copy: the read-only seeds, the bounds, and the events (copied by reference).
-_SHARED = frozenset({"seed", "base", "bounds", "_events"})
+# Attributes capture() does not copy: the read-only seeds, the bounds and the session's meter, and the events
+# (copied by reference).
+_SHARED = frozenset({"seed", "base", "bounds", "meter", "_events"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +91,20 @@ class StoreCopy:
 
 class Store:
     """One session's events and accounts. `reset()` goes back to the seed. What a session adds is capped by
-    `bounds` (409 `capacity_exceeded`); its seed does not count."""
+    `bounds` (409 `capacity_exceeded`), in number and in bytes (`meter`: `held_bytes` is the store's share); its
+    seed does not count."""
 
-    def __init__(self, seed: Scenario, bounds: Bounds | None = None) -> None:
+    def __init__(self, seed: Scenario, bounds: Bounds | None = None, meter: ByteMeter | None = None) -> None:
         self.seed = seed  # what a reset goes back to
         self.base = seed  # what the session's changes lie over: the seed, or a state loaded by PUT /__mock/state
         self.bounds = bounds or Bounds()
+        if meter is None:
+            meter = ByteMeter(self.bounds.max_session_bytes)
+            meter.count(lambda: self.held_bytes)
+        self.meter = meter
+        # The footprint (state/footprint.py) of what the session holds beyond its seed: its own events and
+        # accounts, and what a loaded state holds beyond the seed's own.
+        self.held_bytes = 0
         self._events: dict[str, Event] = {}
         self._accounts: dict[str, Account] = {}
         self._created_events = 0
@@ -86,9 +114,9 @@ class Store:
         self._registered_accounts = 0
         self._added_recipients = 0  # added minus removed, never below 0
         # (account_id, proposal id) of the proposals this session made, oldest first, and the ids still kept
-        # (the per-account bound drops some first: the order skips them).
+        # with the bytes each holds (the per-account bound drops some first: the order skips them).
         self._proposals: deque[tuple[str, str]] = deque()
-        self._proposal_ids: set[str] = set()
+        self._proposal_ids: dict[str, int] = {}
 
     def reset(self, seed: Scenario | None = None) -> None:
         """Back to the seed (or to another scenario's): forget every change."""
@@ -101,13 +129,17 @@ class Store:
         self._created_events = self._registered_accounts = self._added_recipients = 0
         self._proposals.clear()
         self._proposal_ids.clear()
+        self.held_bytes = 0
 
-    def load(self, state: Scenario) -> None:
-        """The session's state becomes `state` (a validated scenario document); a reset still goes to the seed."""
+    def load(self, state: Scenario, state_bytes: int) -> None:
+        """The session's state becomes `state` (a validated scenario document); a reset still goes to the seed.
+        `state_bytes`: what it holds beyond the seed's own footprint, counted against the session's bound by the
+        caller (the session, which counts the state's schedules with it)."""
         seed = self.seed
         self.reset()
         self.base = state
         self.seed = seed
+        self.held_bytes = state_bytes
 
     def capture(self) -> StoreCopy:
         """A copy of everything this store holds, for restore(): accounts are changed in place, so they are copied;
@@ -120,6 +152,52 @@ class Store:
             setattr(self, name, copy.deepcopy(value))
         self.base = saved.base
         self._events = dict(saved.events)
+
+    # --- the state file (state/persistence.py) ---------------------------------------------------------------
+
+    def view(self) -> StoreCopy:
+        """What the store holds now, safe to read from another thread while the session goes on: what the state
+        file keeps of it (its own accounts copied one level deep, as the session changes them in place)."""
+        mutable = {
+            "_accounts": {key: _account_copy(account) for key, account in self._accounts.items()},
+            "_added_recipients": self._added_recipients,
+            "_proposals": list(self._proposals),
+            "held_bytes": self.held_bytes,
+        }
+        return StoreCopy(self.base, dict(self._events), mutable)
+
+    def adopt(
+        self,
+        base: Scenario,
+        events: dict[str, Event],
+        accounts: dict[str, Account],
+        added_recipients: int,
+        proposals: list[tuple[str, str]],
+        held_bytes: int,
+    ) -> None:
+        """The store holds these records (a state file's): what follows from them (the counts, the index of
+        created events' keys, the bytes of each proposal kept) is made again."""
+        self.base = base
+        self._events = events
+        self._accounts = accounts
+        created = [event for key, event in events.items() if key not in base.events]
+        self._created_events = len(created)
+        self._created_conciliation_keys = {i.event_conciliation_key: e.key for e in created for i in e.installments}
+        self._registered_accounts = sum(1 for key in accounts if key not in base.accounts)
+        self._added_recipients = added_recipients
+        self._proposals = deque(proposals)
+        self._proposal_ids = {}
+        for account_id, proposal_id in proposals:
+            account = accounts.get(account_id)
+            for proposal in account.limit_update_requests if account is not None else ():
+                if proposal.limit_update_request_id == proposal_id:
+                    self._proposal_ids[proposal_id] = proposal_bytes(proposal) + _PROPOSAL_SLOTS
+        self.held_bytes = held_bytes
+
+    def hand_over(self) -> StoreCopy:
+        """Everything the store holds as a copy for restore(), without copying: for a store made only for that."""
+        mutable = {name: value for name, value in vars(self).items() if name not in _SHARED}
+        return StoreCopy(self.base, dict(self._events), mutable)
 
     # --- events -------------------------------------------------------------------------------
 
@@ -152,19 +230,29 @@ class Store:
         if self.find_event(event.key) is not None:
             raise EventAlreadyExists(f"Event {event.key} exists already.")
         check_room(self._created_events, self.bounds.max_events, "events created", "--max-events")
+        cost = event_footprint(event) + len(event.installments) * _KEY_SLOT
+        self.meter.check(cost, "The event")
         self._events[event.key] = event
         self._created_events += 1
         for instalment in event.installments:
             self._created_conciliation_keys[instalment.event_conciliation_key] = event.key
+        self.held_bytes += cost
         return event
 
     def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
-        self._events[event.key] = paid = event_rules.pay(event, amount, paid_at)
-        return paid
+        return self._replace_event(event_rules.pay(event, amount, paid_at))
 
     def cancel_event(self, event: Event) -> Event:
-        self._events[event.key] = canceled = event_rules.cancel(event)
-        return canceled
+        return self._replace_event(event_rules.cancel(event))
+
+    def _replace_event(self, event: Event) -> Event:
+        """The session's copy of the event becomes `event` (its first change of a base event makes the copy)."""
+        old = self._events.get(event.key)
+        more = event_footprint(event) - (event_footprint(old) if old is not None else 0)
+        self.meter.check(more, "The event's new state")
+        self._events[event.key] = event
+        self.held_bytes += more
+        return event
 
     # --- accounts -----------------------------------------------------------------------------
 
@@ -177,11 +265,19 @@ class Store:
     def has_account(self, account_id: str) -> bool:
         return account_id in self._accounts or account_id in self.base.accounts
 
-    def _writable_account(self, account_id: str) -> Account:
-        """The session's own copy of the account, made on its first change."""
+    def _writable_account(self, account_id: str, more: int, what: str) -> Account:
+        """The session's own copy of the account, made on its first change, with room for `more` bytes of the
+        change (of `what`) besides the copy; counted here, so the caller must then make it."""
         account = self._accounts.get(account_id)
         if account is None:
-            account = self._accounts[account_id] = copy.deepcopy(self.account(account_id))
+            base = self.account(account_id)
+            copied = account_footprint(base)
+            self.meter.check(copied + more, what)
+            account = self._accounts[account_id] = copy.deepcopy(base)
+            self.held_bytes += copied
+        else:
+            self.meter.check(more, what)
+        self.held_bytes += more
         return account
 
     def all_accounts(self) -> Iterator[Account]:
@@ -206,26 +302,34 @@ class Store:
             raise AccountAlreadyRegistered(f"Account {account_id} is already registered.")
         check_room(self._registered_accounts, self.bounds.max_accounts, "accounts registered", "--max-accounts")
         account = Account(account_id, registration_date, limits, event_date=timestamp(now))
+        cost = account_footprint(account)
+        self.meter.check(cost, "The account")
         self._accounts[account_id] = account
         self._registered_accounts += 1
+        self.held_bytes += cost
         return account
 
     def request_limit_update(self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]) -> Proposal:
-        account = self._writable_account(account_id)
+        current = self.account(account_id)
         proposal = _proposal(
-            new_id(), ACCOUNT_TARGET, account.limits, pix, account.outcomes.limit_update_request, APPLIED, now
+            _UUID_SHAPE, ACCOUNT_TARGET, current.limits, pix, current.outcomes.limit_update_request, APPLIED, now
         )
-        if proposal.status == APPLIED:
-            account.limits = limit_rules.apply_change(account.limits, pix)
-        self._remember(account, proposal)
+        limits = limit_rules.apply_change(current.limits, pix) if proposal.status == APPLIED else current.limits
+        proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
+        more = proposal_cost + _limits_change(current.limits, limits)
+        account = self._writable_account(account_id, more, "The proposal")
+        proposal.limit_update_request_id = new_id()
+        account.limits = limits
+        self._remember(account, proposal, proposal_cost)
         return proposal
 
     def create_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
         if self.account(account_id).recipient_list is not None:
             raise RecipientListAlreadyExists(f"Account {account_id} already has a recipient list.")
-        account = self._writable_account(account_id)
-        account.recipient_list = RecipientList(limits, timestamp(now))
-        return account.recipient_list
+        recipient_list = RecipientList(limits, timestamp(now))
+        account = self._writable_account(account_id, footprint(recipient_list), "The recipient list")
+        account.recipient_list = recipient_list
+        return recipient_list
 
     def _recipient_list(self, account: Account) -> RecipientList:
         if account.recipient_list is None:
@@ -243,7 +347,7 @@ class Store:
         check_room(self._added_recipients, self.bounds.max_recipients, "recipients added", "--max-recipients")
         outcome = self.account(account_id).outcomes.recipient
         recipient = Recipient(
-            recipient_id=new_id(),
+            recipient_id=_UUID_SHAPE,
             document_number=document_number,
             document_key=key,
             recipient_status=outcome.status or CREATED,
@@ -251,34 +355,45 @@ class Store:
             client_notification_status=outcome.client_notification_status or NOT_APPLICABLE,
             event_date=timestamp(now),
         )
-        self._recipient_list(self._writable_account(account_id)).add(recipient)
+        more = footprint(recipient) + _RECIPIENT_SLOTS
+        account = self._writable_account(account_id, more, "The recipient")
+        recipient.recipient_id = new_id()
+        self.held_bytes += sys.getsizeof(recipient.recipient_id) - sys.getsizeof(_UUID_SHAPE)  # 0 for a UUID
+        self._recipient_list(account).add(recipient)
         self._added_recipients += 1
         return recipient
 
     def remove_recipient(self, account_id: str, recipient_id: str) -> None:
-        if recipient_id not in self._recipient_list(self.account(account_id)).recipients:
+        recipients = self._recipient_list(self.account(account_id)).recipients
+        if recipient_id not in recipients:
             raise RecipientNotFound(f"Recipient {recipient_id} is not in the recipient list of account {account_id}.")
-        self._recipient_list(self._writable_account(account_id)).remove(recipient_id)
+        less = footprint(recipients[recipient_id]) + _RECIPIENT_SLOTS
+        self._recipient_list(self._writable_account(account_id, -less, "The removal")).remove(recipient_id)
         self._added_recipients = max(0, self._added_recipients - 1)
 
     def request_recipient_list_limit_update(
         self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]
     ) -> Proposal:
-        current = self._recipient_list(self.account(account_id)).limits
-        account = self._writable_account(account_id)
+        current_account = self.account(account_id)
+        current = self._recipient_list(current_account).limits
         proposal = _proposal(
-            new_id(),
+            _UUID_SHAPE,
             RECIPIENT_LIST_TARGET,
             current,
             pix,
-            account.outcomes.recipient_list_limit_update_request,
+            current_account.outcomes.recipient_list_limit_update_request,
             CREATED,
             now,
         )
         # The list's proposal has no "applied" status of its own: it takes effect when approved.
-        if proposal.analysis_status == AUTOMATICALLY_APPROVED:
-            self._recipient_list(account).limits = limit_rules.apply_change(current, pix)
-        self._remember(account, proposal)
+        approved = proposal.analysis_status == AUTOMATICALLY_APPROVED
+        limits = limit_rules.apply_change(current, pix) if approved else current
+        proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
+        more = proposal_cost + _limits_change(current, limits)
+        account = self._writable_account(account_id, more, "The proposal")
+        proposal.limit_update_request_id = new_id()
+        self._recipient_list(account).limits = limits
+        self._remember(account, proposal, proposal_cost)
         return proposal
 
     # --- provider states (POST /__mock/pact/states): facts put in place directly --------------------------
@@ -289,7 +404,7 @@ class Store:
         if self.find_event(event.key) is None:
             self.add_event(event)
         else:
-            self._events[event.key] = event
+            self._replace_event(event)
 
     def remove_event(self, key: str) -> bool:
         """Forget an event this session created; False when there is none of that key. Raises
@@ -303,6 +418,7 @@ class Store:
         self._created_events -= 1
         for instalment in event.installments:
             self._created_conciliation_keys.pop(instalment.event_conciliation_key, None)
+        self.held_bytes -= event_footprint(event) + len(event.installments) * _KEY_SLOT  # as add_event counted
         return True
 
     def put_account(
@@ -312,8 +428,15 @@ class Store:
         recipient list and proposals stay)."""
         if self._accounts.get(account_id) is None and self.base.accounts.get(account_id) is None:
             account = self.register_account(account_id, registration_date, limits, now)
+            more = footprint(outcomes) - footprint(account.outcomes)
+            self.meter.check(more, "The account's outcomes")
+            self.held_bytes += more
         else:
-            account = self._writable_account(account_id)
+            current = self.account(account_id)
+            changed = copy.copy(current)
+            changed.registration_date, changed.limits, changed.outcomes = registration_date, limits, outcomes
+            more = account_footprint(changed) - account_footprint(current)
+            account = self._writable_account(account_id, more, "The account")
             account.registration_date = registration_date
             account.limits = limits
         account.outcomes = outcomes
@@ -329,6 +452,12 @@ class Store:
         account = self._accounts.pop(account_id, None)
         if account is None:
             return False
+        # What it held: its footprint, but its proposals as they were counted (self._remember), not as walked.
+        made = [p for p in account.limit_update_requests if p.limit_update_request_id in self._proposal_ids]
+        counted_proposals = sum(self._proposal_ids.pop(p.limit_update_request_id) for p in made)
+        walked_proposals = sum(footprint(p) + LIST_ENTRY for p in made)
+        less = account_footprint(account) - walked_proposals + counted_proposals
+        self.held_bytes = max(0, self.held_bytes - less)
         self._registered_accounts -= 1
         if account.recipient_list is not None:
             self._added_recipients = max(0, self._added_recipients - len(account.recipient_list.recipients))
@@ -336,18 +465,24 @@ class Store:
 
     def put_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
         """The account has a recipient list with these limits: made when missing (empty), else its limits replaced."""
-        account = self._writable_account(account_id)
+        current = self.account(account_id).recipient_list
+        made = RecipientList(limits, timestamp(now)) if current is None else None
+        more = footprint(made) if made is not None else _limits_change(current.limits, limits) if current else 0
+        account = self._writable_account(account_id, more, "The recipient list")
         if account.recipient_list is None:
-            account.recipient_list = RecipientList(limits, timestamp(now))
+            account.recipient_list = made
         else:
             account.recipient_list.limits = limits
+        assert account.recipient_list is not None
         return account.recipient_list
 
     def remove_recipient_list(self, account_id: str) -> None:
         """The account has no recipient list (nor its recipients)."""
-        if self.account(account_id).recipient_list is None:
+        current = self.account(account_id).recipient_list
+        if current is None:
             return
-        account = self._writable_account(account_id)
+        less = footprint(current) + len(current.recipients) * _RECIPIENT_SLOTS
+        account = self._writable_account(account_id, -less, "The removal")
         assert account.recipient_list is not None
         self._added_recipients = max(0, self._added_recipients - len(account.recipient_list.recipients))
         account.recipient_list = None
@@ -372,24 +507,29 @@ class Store:
         for found in gone:
             self.remove_recipient(account_id, found)
 
-    def _remember(self, account: Account, proposal: Proposal) -> None:
+    def _remember(self, account: Account, proposal: Proposal, cost: int) -> None:
         """Keep the proposal: the last MAX_PROPOSALS_PER_ACCOUNT of the account, and the last
         MAX_PROPOSALS_PER_SESSION the session made over every account (the oldest of any account goes first)."""
         kept = account.limit_update_requests
         kept.append(proposal)
         self._proposals.append((account.account_id, proposal.limit_update_request_id))
-        self._proposal_ids.add(proposal.limit_update_request_id)
+        self._proposal_ids[proposal.limit_update_request_id] = cost
         if len(kept) > MAX_PROPOSALS_PER_ACCOUNT:
-            self._proposal_ids.discard(kept.pop(0).limit_update_request_id)
+            self.held_bytes -= self._proposal_ids.pop(kept.pop(0).limit_update_request_id, 0)
         while len(self._proposal_ids) > MAX_PROPOSALS_PER_SESSION:
             account_id, proposal_id = self._proposals.popleft()
             if proposal_id in self._proposal_ids:
-                self._proposal_ids.remove(proposal_id)
+                self.held_bytes -= self._proposal_ids.pop(proposal_id)
                 held = self._accounts[account_id].limit_update_requests
                 held[:] = [p for p in held if p.limit_update_request_id != proposal_id]
         if len(self._proposals) > 2 * len(self._proposal_ids) + 1024:
             # The order still names proposals the per-account bound dropped: keep only the live ones.
             self._proposals = deque(p for p in self._proposals if p[1] in self._proposal_ids)
+
+
+def _limits_change(old: Limits, new: Limits) -> int:
+    """The bytes `new` holds more than `old` (nothing to measure when a change was not applied)."""
+    return 0 if new is old else limits_bytes(new) - limits_bytes(old)
 
 
 def _proposal(

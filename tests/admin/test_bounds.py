@@ -21,6 +21,7 @@ EVENT = {
     "reference_date": "2026-11-01",
     "due_date": "2026-11-30",
 }
+EVENT_KEY = "7d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a"
 CPFS = ["123.456.789-09", "111.444.777-35", "529.982.247-25"]
 
 
@@ -172,3 +173,32 @@ def test_an_error_echoes_a_bounded_part_of_a_huge_request(make_client):
         assert "more problems not listed" in answer.text
         huge_id = http.post("/limits/account", json={**body, "account_id": "y" * 500_000})
         assert len(huge_id.content) < 40 * 1024
+
+
+# --- issue 24: instalments per event (the spec's maxItems) ------------------------------------------------
+
+
+def _event_with_instalments(count: int) -> dict[str, object]:
+    keys = [
+        {
+            "event_conciliation_key": f"00000000-0000-4000-8000-{i:012d}",
+            "installment_key": f"10000000-0000-4000-8000-{i:012d}",
+        }
+        for i in range(count)
+    ]
+    return {**EVENT, "event_conciliation_list": keys}
+
+
+def test_an_event_with_more_instalments_than_the_spec_allows_is_a_400_naming_the_bound(client):
+    body = assert_error(client.post("/__mock/events", json=_event_with_instalments(6500)), 400, "invalid_request")
+    assert body["details"][0] == {
+        "field": "event_conciliation_list",
+        "message": "must have at most 1000 items (it has 6500)",
+    }
+    assert client.post("/__mock/events", json=_event_with_instalments(1000)).status_code == 201
+
+
+def test_a_state_document_with_an_event_of_too_many_instalments_is_a_400(client):
+    event = {**_event_with_instalments(1001), "extraordinary_event_conciliation_key": EVENT_KEY}
+    body = assert_error(client.put("/__mock/state", json={"events": [event]}), 400, "invalid_request")
+    assert [d["field"] for d in body["details"]] == ["events[0].event_conciliation_list"]

@@ -366,3 +366,26 @@ def test_every_state_the_handler_knows_is_written_once() -> None:
         values = {name: f"<{name}>" for name in kind.placeholders}
         found = kind_of(kind.name(**values))
         assert found is not None and found[0] is kind, kind.template
+
+
+def _state_bytes(client: Any) -> int:
+    (session,) = [s for s in client.get("/__mock/sessions").json()["sessions"] if s["name"] == "default"]
+    return int(session["state_bytes"])
+
+
+def test_provider_states_count_what_they_put_and_give_back_what_they_take(client) -> None:
+    """Issue 24: what a provider state puts in the session counts against its bound like any write, and what one
+    takes away gives its bytes back (the count never drifts below what the session holds)."""
+    client.get("/__mock/clock")
+    empty = _state_bytes(client)
+    setup(client, f"account {ACCOUNT} is registered", registered())
+    with_account = _state_bytes(client)
+    assert with_account > empty
+    transaction = {"pix": {"transaction": day_night(100000, 50000)}}
+    setup(client, f"account {ACCOUNT} has a recipient list", {"account_id": ACCOUNT, "limit": transaction})
+    with_list = _state_bytes(client)
+    assert with_list > with_account
+    setup(client, f"account {ACCOUNT} has no recipient list", {"account_id": ACCOUNT})
+    assert _state_bytes(client) == with_account
+    setup(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})
+    assert _state_bytes(client) == empty

@@ -15,6 +15,7 @@ import pytest
 from mock_server.app import create_app
 from mock_server.cli import _parser, settings_from
 from mock_server.settings import Settings
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
 ACCOUNT = "4444-000001"
@@ -192,17 +193,45 @@ def test_deleting_an_evicted_session_forgets_it(make_client):
     assert client.get("/__mock/clock", headers=session("a")).status_code == 200  # afresh
 
 
-def test_implicit_sessions_are_evicted_first_and_start_afresh(make_client):
+def test_sessions_that_wrote_nothing_are_evicted_first_and_start_afresh(make_client):
     client = make_client(max_sessions=3)
     client.post("/__mock/sessions", json={"name": "explicit"})
     assert client.post("/limits/account", json=registration(), headers=session("i1")).status_code == 201
     assert client.get("/__mock/clock", headers=session("i2")).status_code == 200
     client.get("/__mock/clock", headers=session("explicit"))  # explicit is now the most recent; i1 the least
     assert client.get("/__mock/clock", headers=session("i3")).status_code == 200
-    assert names(client) == ["i2", "explicit", "i3"]
-    # i1 was implicit: it comes back from the seed (counted, not a 410)
-    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("i1")).status_code == 404
-    assert client.get("/__mock/sessions").json()["evictions"] == 2
+    # i2 wrote nothing: it goes before i1, which acknowledged a registration, though i1 is older
+    assert names(client) == ["i1", "explicit", "i3"]
+    assert client.get(PENDING_EVENT_PATH, headers=session("i2")).status_code == 200  # back from the seed
+    assert client.get("/__mock/sessions").json()["evictions"] == 2  # i2 came back and pushed out i3
+
+
+def test_an_implicit_session_that_acknowledged_a_write_answers_410_once_evicted(make_client):
+    """Issue 24, item 4: its acknowledged writes must never read as a silent 404."""
+    client = make_client(max_sessions=2)
+    assert client.post("/limits/account", json=registration(), headers=session("wrote")).status_code == 201
+    assert client.get("/__mock/clock", headers=session("other")).status_code == 200
+    assert (
+        client.get("/__mock/clock", headers=session("third")).status_code == 200
+    )  # pushes out other: it wrote nothing
+    assert client.post("/limits/account", json=registration(), headers=session("third")).status_code == 201
+    assert client.get("/__mock/clock", headers=session("fourth")).status_code == 200  # both wrote: the older goes
+    body = assert_error(client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("wrote")), 410, "session_evicted")
+    assert "'wrote' was evicted" in body["message"]
+    assert_error(client.post("/limits/account", json=registration(), headers=session("wrote")), 410, "session_evicted")
+    assert "wrote" in [e["name"] for e in client.get("/__mock/sessions").json()["evicted"]]
+    assert client.post("/__mock/reset", headers=session("wrote")).status_code == 200  # made again: on it goes
+    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("wrote")).status_code == 404
+
+
+def test_a_refused_or_read_only_call_is_no_acknowledged_write(make_client):
+    client = make_client(max_sessions=1)
+    bad = client.post("/limits/account", json={"account_id": ""}, headers=session("refused"))
+    assert bad.status_code == 400
+    verify = {"operation_id": "registerAccountLimit", "status": 201, "times": 0}
+    assert client.post("/__mock/verify", json=verify, headers=session("refused")).status_code == 200
+    assert client.get("/__mock/clock", headers=session("next")).status_code == 200  # evicts refused: no record
+    assert client.get("/__mock/clock", headers=session("refused")).status_code == 200
 
 
 def test_calls_that_create_no_session_explicitly_never_evict_an_explicit_one(make_client):

@@ -163,20 +163,27 @@ def test_at_most_256_sessions_are_kept(make_client):
     assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
     assert client.get("/__mock/accounts/4444-000001", headers=session("s2")).status_code == 200
     dropped = client.get("/__mock/accounts/4444-000001", headers=session("s1"))
-    assert dropped.status_code == 404  # back fresh from the seed
-    assert dropped.json()["code"] == "account_not_found"
+    assert dropped.status_code == 410  # it acknowledged a registration: never a silent 404 (issue 24)
+    assert dropped.json()["code"] == "session_evicted"
 
 
-def test_the_oldest_session_is_dropped_and_comes_back_fresh(make_client):
+def test_the_oldest_session_is_dropped_and_comes_back_fresh_when_it_wrote_nothing(make_client):
     client = make_client(validate_responses=False)
-    assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session("s0")).status_code == 201
-    assert client.put("/__mock/clock", json={"now": "2026-01-01T00:00:00Z"}, headers=session("s0")).status_code == 200
+    assert client.get(PENDING_EVENT_PATH, headers=session("s0")).status_code == 200
+    assert client.post(REGISTER, json={"account_id": ""}, headers=session("s0")).status_code == 400  # no write
     for i in range(1, 257):
         assert client.get("/__mock/clock", headers=session(f"s{i}")).status_code == 200
-    assert client.get("/__mock/clock", headers=session("s0")).json()["frozen"] is False
-    assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 404
     assert client.get("/__mock/requests", headers=session("s0")).json() == {"requests": []}
     assert client.get(PENDING_EVENT_PATH, headers=session("s0")).status_code == 200  # seeded again
+
+
+def test_the_oldest_session_that_wrote_answers_410_once_dropped(make_client):
+    client = make_client(validate_responses=False)
+    assert client.put("/__mock/clock", json={"now": "2026-01-01T00:00:00Z"}, headers=session("s0")).status_code == 200
+    for i in range(1, 257):  # each writes too: the least recently used of them goes, s0, and is remembered
+        frozen = client.put("/__mock/clock", json={"now": "2026-01-01T00:00:00Z"}, headers=session(f"s{i}"))
+        assert frozen.status_code == 200
+    assert client.get("/__mock/clock", headers=session("s0")).status_code == 410
 
 
 def test_a_recently_used_session_survives(make_client):

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mock_server.wire.decoding import MAX_DEPTH
 from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
@@ -115,9 +116,12 @@ def _fault_with_nested_body(depth: int, leaf: str = "1") -> str:
 
 
 @pytest.mark.parametrize("leaf", ["1", '"\\ud83d\\ude00"'])
-def test_a_deeply_nested_fault_body_is_stored_listed_and_answered(client, leaf):
+def test_a_fault_body_nested_as_deep_as_a_body_may_is_stored_listed_and_answered(client, leaf):
+    # the fault's object is one level, its body the other MAX_DEPTH - 1
     created = client.post(
-        "/__mock/faults", content=_fault_with_nested_body(600, leaf), headers={"Content-Type": "application/json"}
+        "/__mock/faults",
+        content=_fault_with_nested_body(MAX_DEPTH - 1, leaf),
+        headers={"Content-Type": "application/json"},
     )
     assert created.status_code == 201
     assert client.get("/__mock/faults").status_code == 200
@@ -126,9 +130,10 @@ def test_a_deeply_nested_fault_body_is_stored_listed_and_answered(client, leaf):
     assert client.get("/__mock/requests").status_code == 200
 
 
-def test_a_body_nested_deeper_than_the_parser_goes_is_malformed_json(client):
+@pytest.mark.parametrize("depth", [MAX_DEPTH, 600, 5000])
+def test_a_fault_body_nested_deeper_than_a_body_may_is_malformed_json(client, depth):
     response = client.post(
-        "/__mock/faults", content=_fault_with_nested_body(5000), headers={"Content-Type": "application/json"}
+        "/__mock/faults", content=_fault_with_nested_body(depth), headers={"Content-Type": "application/json"}
     )
     assert_error(response, 400, "malformed_json")
     assert client.get("/__mock/faults").json() == {"faults": []}

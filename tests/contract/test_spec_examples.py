@@ -2,9 +2,9 @@
 
 Specmatic builds one test per example name (scripts/spec_examples.py reads the spec the same way). These tests
 check the pairing, and replay every pair through HTTP on a session fresh from the default scenario, with the seed
-and the frozen clock the examples were written with. The 413, 415 and 500 examples name sessions in which a fault
-of that status is injected first, as `make interop` does: no example can send a body over 1 MiB, a media type the
-operation does not take, or provoke a server fault.
+and the frozen clock the examples were written with. The 413, 415 and 500 examples, and the capacity_exceeded 409s,
+name sessions in which a fault of that status is injected first, as `make interop` does: no example can send a body
+over 1 MiB, a media type the operation does not take, provoke a server fault or fill a session.
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@ is reported as `FILE:LINE:COLUMN: PATH: message` (CONTRACT 1 and 3)."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mock_server.domain.models import CANCELED, PAID, PENDING
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
@@ -567,3 +569,54 @@ def test_keys_taken_twice_are_reported_even_in_items_with_schema_problems(loader
         "accounts[1].account_id",
         "accounts[1].limit.pix.change",
     }
+
+
+# --- instalments per event: the spec's maxItems, through every reader ----------------------------------
+
+
+def _instalments(count: int) -> list[dict[str, str]]:
+    return [
+        {
+            "event_conciliation_key": f"00000000-0000-4000-8000-{i:012d}",
+            "installment_key": f"10000000-0000-4000-8000-{i:012d}",
+        }
+        for i in range(count)
+    ]
+
+
+def _scenario_with_instalments(count: int) -> dict[str, object]:
+    event = {
+        "extraordinary_event_conciliation_key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
+        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
+        "amortization_type": "early_amortization",
+        "total_expected_amount": 1500.0,
+        "reference_date": "2026-11-01",
+        "due_date": "2026-11-30",
+        "event_conciliation_list": _instalments(count),
+    }
+    return {"description": "instalments", "events": [event]}
+
+
+def test_the_spec_bounds_the_instalments_of_an_event(specs: Specs) -> None:
+    schema = specs.admin.document["components"]["schemas"]["EventCreation"]
+    assert schema["properties"]["event_conciliation_list"]["maxItems"] == 1000
+
+
+@pytest.mark.parametrize("syntax", ["json", "yaml"])  # json: the lean reader; yaml: the full path
+def test_an_event_with_more_instalments_than_the_spec_allows_is_a_located_problem(
+    loader: ScenarioLoader, tmp_path: Path, syntax: str
+) -> None:
+    path = tmp_path / "many.yaml"
+    for count, valid in ((1000, True), (1001, False)):
+        data = _scenario_with_instalments(count)
+        path.write_text(json.dumps(data) if syntax == "json" else yaml.safe_dump(data), encoding="utf-8")
+        if valid:
+            assert len(loader.load_file(path).events) == 1
+            continue
+        with pytest.raises(ScenarioError) as raised:
+            loader.load_file(path)
+        (problem,) = raised.value.problems
+        assert problem.path == "events[0].event_conciliation_list"
+        assert problem.message == "must have at most 1000 items (it has 1001)"
+        assert problem.line >= 1

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import sys
+import tracemalloc
+
 import pytest
 
 from mock_server.domain.errors import SessionEvicted, TooManySessions
 from mock_server.domain.models import Scenario
-from mock_server.state import sessions as registry
+from mock_server.state.evictions import RECORD_SECONDS, EvictionRecords, Tombstone, record_bytes
 from mock_server.state.sessions import Sessions
 
 
@@ -60,14 +64,81 @@ def test_default_is_never_evicted(make):
     assert [s.name for s in sessions.all()] == ["default"]
 
 
-def test_tombstones_are_bounded(make, monkeypatch):
-    monkeypatch.setattr(registry, "MAX_TOMBSTONES", 2)
+def test_an_implicit_session_that_acknowledged_a_write_is_remembered_when_evicted(make):
     sessions = make(1)
-    for name in ("a", "b", "c", "d"):
+    sessions.get("wrote").acknowledged_write = True
+    open_and_close(sessions, "next")
+    assert [t.name for t in sessions.tombstones()] == ["wrote"]
+    with pytest.raises(SessionEvicted):
+        sessions.acquire("wrote")
+    open_and_close(sessions, "wrote", explicit=True)  # made again on purpose: the record goes
+    assert sessions.tombstones() == []
+
+
+def test_records_are_never_flushed_by_a_count_of_later_evictions(make):
+    """Issue 24, item 4: 4,096 later evictions used to forget the first record."""
+    sessions = make(1)
+    open_and_close(sessions, "first", explicit=True)
+    for index in range(5000):
+        open_and_close(sessions, f"s{index}", explicit=True)
+    assert len(sessions.evicted) == 5000  # first and 4,999 others, each still answering 410
+    with pytest.raises(SessionEvicted):
+        sessions.acquire("first")
+
+
+def test_records_expire_after_a_day(make):
+    sessions = make(1)
+    now = [1_000_000.0]
+    sessions.evicted = EvictionRecords(clock=lambda: now[0])
+    open_and_close(sessions, "a", explicit=True)
+    open_and_close(sessions, "b", explicit=True)  # a evicted now
+    (record,) = sessions.tombstones()
+    now[0] = record.evicted_at + RECORD_SECONDS - 1
+    with pytest.raises(SessionEvicted):
+        sessions.acquire("a")
+    now[0] = record.evicted_at + RECORD_SECONDS + 1
+    assert sessions.tombstone("a") is None  # forgotten after a day
+    assert sessions.tombstones() == []
+    assert sessions.evicted.bytes == 0
+
+
+def test_when_the_records_are_full_no_session_that_needs_one_is_evicted(make):
+    sessions = make(2)
+    sessions.evicted = EvictionRecords(max_bytes=2 * record_bytes("a"))
+    for name in ("a", "b", "c", "d"):  # a and b evicted, their records fill the bytes
         open_and_close(sessions, name, explicit=True)
+    assert [t.name for t in sessions.tombstones()] == ["a", "b"]
+    with pytest.raises(TooManySessions) as refused:
+        sessions.acquire("e", explicit=True)  # evicting c would need a record: refused, nothing forgotten
+    assert "records of evicted sessions" in refused.value.message
+    assert [s.name for s in sessions.all()] == ["c", "d"]
+    assert [t.name for t in sessions.tombstones()] == ["a", "b"]
+    sessions.delete("a")  # forgetting one on purpose makes room
+    open_and_close(sessions, "e", explicit=True)
     assert [t.name for t in sessions.tombstones()] == ["b", "c"]
-    sessions.delete("d")
-    open_and_close(sessions, "a")  # forgotten: an implicit session again, no 410
+
+
+def test_a_session_that_wrote_nothing_is_evicted_even_when_the_records_are_full(make):
+    sessions = make(2)
+    sessions.evicted = EvictionRecords(max_bytes=0)
+    open_and_close(sessions, "kept", explicit=True)
+    open_and_close(sessions, "idle")
+    open_and_close(sessions, "new")  # idle wrote nothing: it goes, no record needed
+    assert [s.name for s in sessions.all()] == ["kept", "new"]
+
+
+def test_the_records_bytes_match_what_they_hold() -> None:
+    records = EvictionRecords()
+    names = [f"session-{index:06d}" for index in range(5000)]
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for name in names:
+        records.add(Tombstone(name, 1.0 + len(records), 256))
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    counted = records.bytes - sum(sys.getsizeof(name) for name in names)  # the names exist anyway here
+    assert held <= counted <= 2 * held, (held, counted)
 
 
 def test_peek_and_health_reads_make_nothing(make):
