@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
+.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,11 @@ clean:
 ## make bench: end-to-end benchmark over loopback with wrk (installed if missing) -> BENCHMARKS.md. Not part of CI.
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --command "make bench"
+
+## make bench-cpu: only the server's CPU per request beside bare Starlette (wrk, interleaved rounds, /proc CPU
+## time; about 2 min); rewrites its own section of BENCHMARKS.md and leaves the rest.
+bench-cpu: $(STAMP)
+	$(BIN)/python -m bench.cpu_cost --command "make bench-cpu"
 
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
