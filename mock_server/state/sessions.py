@@ -15,6 +15,7 @@ from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.state.bounds import Bounds
 from mock_server.state.divergences import Divergences
+from mock_server.state.encoded import EncodedEvents
 from mock_server.state.faults import Faults
 from mock_server.state.ids import IdSource
 from mock_server.state.journal import Journal, JournalBudget
@@ -41,9 +42,12 @@ class Session:
         clock_start: datetime | None,
         bounds: Bounds | None = None,
         journal_budget: JournalBudget | None = None,
+        encoded_events: EncodedEvents | None = None,
     ) -> None:
         bounds = bounds or Bounds()
         self.name = name
+        # The events' answers, encoded once per version: shared by every session, as the seed is.
+        self.encoded_events = encoded_events if encoded_events is not None else EncodedEvents()
         self.store = Store(scenario, bounds)
         self.journal = Journal(bounds.journal_bytes, journal_budget)
         self.faults = Faults(bounds.max_faults)
@@ -165,6 +169,7 @@ class Sessions:
         self.bounds = bounds or Bounds()
         # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
         self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
+        self.encoded_events = EncodedEvents()
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._tombstones: OrderedDict[str, Tombstone] = OrderedDict()
         self.evictions = 0
@@ -281,6 +286,7 @@ class Sessions:
             self._clock_start,
             self.bounds,
             self.journal_budget,
+            self.encoded_events,
         )
         session.explicit = explicit
         self._sessions[name] = session

@@ -12,29 +12,24 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 
 from mock_server.app import create_app
 from mock_server.http import fault_replies
-from mock_server.http.connection import protocol_class
 from mock_server.http.fault_replies import ConnectionDropped, pieces
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
-from mock_server.state.bounds import ConnectionLimits
 from mock_server.state.faults import MAX_FAULT_BODY_BYTES
 from tests.builders import REGISTER, recipient_path, registration
 from tests.default_scenario import CPF_IN_LIST, CPF_NOT_IN_LIST, CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT_PATH
 from tests.held_pauses import HeldPauses
 from tests.helpers import Client, add_fault, assert_error, faults
 from tests.live_server import live_server
+from tests.threaded_server import threaded_server
 
 NEW_ACCOUNT = "5555-000002"  # registered by these tests, in no scenario
 SAFETY = 10.0  # seconds a step may take before the test gives up (a hang is a failure, never a wait)
@@ -275,28 +270,6 @@ def test_a_forbidden_combination_says_why(client):
 
 
 # --- over a real connection --------------------------------------------------------------------------
-
-
-@contextmanager
-def threaded_server(app: Starlette) -> Iterator[int]:
-    """uvicorn with mock-server's own HTTP protocol (http/connection.py) serving `app` on 127.0.0.1, port 0, in a
-    thread of this process; yields the port."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, lifespan="off", log_config=None, http=protocol_class(ConnectionLimits())
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="h13f-test-server", daemon=True)
-    thread.start()
-    try:
-        for _ in range(int(SAFETY * 100)):
-            if server.started or not thread.is_alive():
-                break
-            threading.Event().wait(0.01)
-        assert server.started, "the threaded server did not start"
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=SAFETY)
 
 
 @pytest.fixture
