@@ -26,30 +26,61 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 # The first segment of the paths Starlette's road keeps whatever the routes: the admin API and the session prefix.
 _ALWAYS_ROUTED = "/__"
+_GROUP = re.compile(r"\(\?P<(\w+)>")
+
+
+class DirectRoutes:
+    """Routes matched by one regular expression: each route's own pattern (Starlette's), its groups renamed, as
+    one alternative of it, in the routes' order. Python's alternation takes the first alternative that matches
+    whole, so the route found is the one the router, trying them in turn, would find."""
+
+    def __init__(self, routes: Sequence[Route]) -> None:
+        self.routes = list(routes)
+        self._params: list[list[tuple[str, str]]] = []  # per route: (group, parameter)
+        alternatives = []
+        for index, route in enumerate(self.routes):
+            pattern = route.path_regex.pattern
+            assert pattern.startswith("^") and pattern.endswith("$"), pattern
+            names = _GROUP.findall(pattern)
+            self._params.append([(f"p{index}_{name}", name) for name in names])
+            body = _GROUP.sub(lambda m, i=index: f"(?P<p{i}_{m.group(1)}>", pattern[1:-1])  # type: ignore[misc]
+            alternatives.append(f"(?P<r{index}>{body})")
+        self._regex = re.compile("^(?:" + "|".join(alternatives) + ")$") if alternatives else None
+
+    def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The route of `path` and its path parameters, or None."""
+        if self._regex is None:
+            return None
+        found = self._regex.match(path)
+        if found is None:
+            return None
+        index = int(found.lastgroup[1:])  # type: ignore[index]  # r{index}: the alternative's group closes last
+        return self.routes[index], {name: found.group(group) for group, name in self._params[index]}
 
 
 class MockApp(Starlette):
     def __init__(self, *, direct: Sequence[Route] = (), **options: Any) -> None:
         super().__init__(**options)
         # Only routes whose parameters are plain strings (the spec's `{name}`): no conversion to repeat here.
-        self._direct: list[tuple[re.Pattern[str], Any, ASGIApp]] = [
-            (route.path_regex, route.endpoint, route.app)
-            for route in direct
-            if not route.path.startswith(_ALWAYS_ROUTED)
-            and route.methods is None
-            and all(type(c) is StringConvertor for c in route.param_convertors.values())
-        ]
+        self._direct = DirectRoutes(
+            [
+                route
+                for route in direct
+                if not route.path.startswith(_ALWAYS_ROUTED)
+                and route.methods is None
+                and all(type(c) is StringConvertor for c in route.param_convertors.values())
+            ]
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope.get("root_path"):
-            path = scope["path"]
-            if not path.startswith(_ALWAYS_ROUTED):
-                for regex, endpoint, app in self._direct:
-                    match = regex.match(path)
-                    if match is not None:
-                        scope["app"] = self
-                        scope["endpoint"] = endpoint
-                        scope["path_params"] = match.groupdict()
-                        await app(scope, receive, send)
-                        return
+        if scope["type"] == "http" and not scope.get("root_path") and not scope["path"].startswith(_ALWAYS_ROUTED):
+            found = self._direct.match(scope["path"])
+            if found is not None:
+                route, params = found
+                scope["app"] = self
+                scope["endpoint"] = route.endpoint
+                scope["path_params"] = params
+                app: ASGIApp = route.app
+                await app(scope, receive, send)
+                return
         await super().__call__(scope, receive, send)

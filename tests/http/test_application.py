@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
 from mock_server.app import create_app
+from mock_server.http.application import MockApp
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 
@@ -79,3 +82,37 @@ def test_a_wrong_method_on_a_public_path_is_still_the_specs_405(specs: Specs):
     status, body = call(app, EVENT, method="DELETE")
     assert status == 405
     assert b'"code":"method_not_allowed"' in body
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        EVENT,
+        "/limits/account",
+        "/limits/account/0001-123456/limit_update_request",
+        "/limits/account/0001-123456/recipient_list",
+        "/limits/account/0001-123456/recipient_list/recipient",
+        "/limits/account/0001-123456/recipient_list/recipient/r-1",
+        "/limits/account/0001-123456/recipient_list/limit_update_request",
+        "/limits/account/0001-123456/recipient_list/recipient/",
+        "/limits/account/",
+        "/limits/account/a/b/limit_update_request",
+        "/limits/account/0001-123456/limit_update_request\n",
+        "/event_conciliation/extraordinary_event/",
+        "/nothing",
+    ],
+)
+def test_the_direct_routes_find_what_starlettes_router_finds(specs: Specs, path: str):
+    app = create_app(Settings(), specs)
+    scope: Scope = {"type": "http", "path": path, "root_path": "", "method": "GET"}
+    routed = next(
+        (
+            (route, child["path_params"])
+            for route in app.routes
+            for match, child in [route.matches(scope)]
+            if match is Match.FULL
+        ),
+        None,
+    )
+    assert isinstance(app, MockApp)
+    assert app._direct.match(path) == routed
