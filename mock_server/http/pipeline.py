@@ -40,7 +40,7 @@ from mock_server.http.auth import bearer_matches
 from mock_server.http.connection import body_arrived
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
 from mock_server.http.request_body import read_bytes
-from mock_server.http.responses import encoded_response, error_response, json_response
+from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
 from mock_server.spec.openapi import Operation, SchemaCheck
@@ -194,11 +194,15 @@ class OperationRunner:
         # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
         # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
+        self._checks_token = guarded and not public
+        self._validates_responses = server.settings.validate_responses  # settings are frozen
 
-    async def __call__(self, scope: Scope, receive: Receive) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer the request: the steps below, then the response, sent."""
         exchange = Exchange(scope, receive, scope["headers"])
         try:
-            self._authorize(exchange)
+            if self._checks_token:
+                self._authorize(exchange)
             self._open_session(exchange)
             session = exchange.session
             # Faults are looked for only when some are armed: no coroutine to make for nearly every call.
@@ -218,16 +222,27 @@ class OperationRunner:
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
         try:
-            return self._respond(exchange, reply)
+            status, response = self._respond(exchange, reply)
         finally:
             if exchange.session is not None:  # held since _open_session: not evicted while in flight
                 self.server.sessions.release(exchange.session)
+        if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(b"content-length", str(len(response)).encode("latin-1")), JSON_CONTENT_TYPE],
+                }
+            )
+            await send({"type": "http.response.body", "body": response})
+        else:
+            await response(scope, receive, send)  # type: ignore[operator]  # a Response
 
     # --- the steps, in order ------------------------------------------------------------------------
 
     def _authorize(self, exchange: Exchange) -> None:
         token = self.server.settings.admin_token
-        if self.public or token is None or not self.guarded:
+        if token is None:
             return
         if not bearer_matches(exchange.header(b"authorization"), token):
             raise Unauthorized(
@@ -359,19 +374,26 @@ class OperationRunner:
         reply.off_spec = True  # the backend's answer: never judged as the mock's own
         return reply
 
-    def _respond(self, exchange: Exchange, reply: Reply) -> Response:
-        """The response the client gets (checked against the spec when asked), journaled first."""
-        if self.server.settings.validate_responses and not reply.off_spec:
+    def _respond(self, exchange: Exchange, reply: Reply) -> tuple[int, Response | bytes]:
+        """The status and the response the client gets (checked against the spec when asked), journaled first. A
+        JSON answer with content and no header of its own -- nearly every answer -- is its bytes alone, which
+        __call__ sends with the two headers a Response would have (http/responses.encoded_response): no Response
+        to make."""
+        if self._validates_responses and not reply.off_spec:
             reply = self._checked(reply)
-        response: Response
+        response: Response | bytes
         if reply.dropped:
             response = DroppedConnection()
-        elif reply.encoded is not None:
-            response = encoded_response(reply.status, reply.encoded, reply.headers)
         elif reply.text is not None:
             response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        elif reply.encoded is None and reply.body is None:
+            response = json_response(reply.status, None, reply.headers)
         else:
-            response = json_response(reply.status, reply.body, reply.headers)
+            content = reply.encoded if reply.encoded is not None else encode_json(reply.body)
+            plain = (
+                not reply.headers and not exchange.dribble_ms and reply.status >= 200 and reply.status not in NO_LENGTH
+            )
+            response = content if plain else encoded_response(reply.status, content, reply.headers)
         if self.public and exchange.session is not None and exchange.received_at is not None:
             content_type = exchange.content_type
             scope = exchange.scope
@@ -383,27 +405,27 @@ class OperationRunner:
                 None if reply.dropped else reply.status,
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
-                response.body,  # type: ignore[arg-type]  # bytes: every response here is made of bytes
+                response if isinstance(response, bytes) else bytes(response.body),  # the same object: bytes
                 request_headers=exchange.raw_headers,  # by reference: decoded when the journal is read
                 injected=reply.injected,
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count
-            self._cover(reply)
+            if reply.status == 400:
+                self._cover_refusal(reply)
+            else:
+                self.server.coverage.record(self.operation.operation_id, reply.status, (), reply.off_spec)
         if exchange.dribble_ms and not reply.dropped:
+            assert not isinstance(response, bytes)
             response = DribbledResponse(response, exchange.dribble_ms)
-        return response
+        return reply.status, response
 
-    def _cover(self, reply: Reply) -> None:
-        """Count the answer in the server's coverage, with the fields a rejected request failed on."""
+    def _cover_refusal(self, reply: Reply) -> None:
+        """Count a 400 in the server's coverage, with the fields the request failed validation on (only a refusal
+        has them: the fields are looked for then, and only then)."""
         fields: list[str] = []
         body = reply.body
-        if (
-            reply.status == 400
-            and not reply.off_spec
-            and isinstance(body, dict)
-            and body.get("code") == "invalid_request"
-        ):
+        if not reply.off_spec and isinstance(body, dict) and body.get("code") == "invalid_request":
             fields = [d["field"] for d in body.get("details", ())]
         self.server.coverage.record(self.operation.operation_id, reply.status, fields, injected=reply.off_spec)
 
@@ -468,7 +490,8 @@ class OperationRunner:
         path: dict[str, str] = {}
         for name, check, field_path in self._path:
             path[name] = value = path_params.get(name, "")
-            problems += check.problems(value, field_path)
+            if not check.fast.is_valid(value):  # the verdict first: its problems are worked out only when wrong
+                problems += check.problems(value, field_path)
         query: dict[str, str] = {}
         if self._query:
             given = QueryParams(exchange.scope["query_string"])
@@ -491,7 +514,10 @@ class OperationRunner:
                 problems.append(Detail((), f"{wanted} is required"))
             body = None
         else:
-            problems += operation.body.problems(body) if body_problems is None else body_problems
+            if body_problems is not None:
+                problems += body_problems
+            elif not operation.body.fast.is_valid(body):
+                problems += operation.body.problems(body)
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body
@@ -557,5 +583,6 @@ class PathEndpoint:
             )
             response = error_response(error)
         else:
-            response = await runner(scope, receive)
+            await runner(scope, receive, send)
+            return
         await response(scope, receive, send)

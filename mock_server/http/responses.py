@@ -11,7 +11,8 @@ from mock_server.domain.errors import ApiError
 from mock_server.wire.encoding import encode_json
 
 JSON_MEDIA_TYPE = "application/json"
-_CONTENT_TYPE = (b"content-type", JSON_MEDIA_TYPE.encode("latin-1"))
+JSON_CONTENT_TYPE = (b"content-type", JSON_MEDIA_TYPE.encode("latin-1"))
+NO_LENGTH = frozenset({204, 304})  # statuses Starlette writes no Content-Length for (nor below 200)
 
 
 class _JsonBytes(Response):
@@ -23,7 +24,7 @@ class _JsonBytes(Response):
         self.status_code = status
         self.background = None
         self.body = content
-        self.raw_headers = [(b"content-length", str(len(content)).encode("latin-1")), _CONTENT_TYPE]
+        self.raw_headers = [(b"content-length", str(len(content)).encode("latin-1")), JSON_CONTENT_TYPE]
 
 
 def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:
@@ -36,7 +37,7 @@ def json_response(status: int, body: Any, headers: Mapping[str, str] | None = No
 
 def encoded_response(status: int, content: bytes, headers: Mapping[str, str] | None = None) -> Response:
     """A response of JSON already encoded (`content`)."""
-    if headers or status < 200 or status in (204, 304):  # Starlette's rules for those: its own Response
+    if headers or status < 200 or status in NO_LENGTH:  # Starlette's rules for those: its own Response
         return Response(content, status_code=status, headers=headers or None, media_type=JSON_MEDIA_TYPE)
     return _JsonBytes(status, content)
 

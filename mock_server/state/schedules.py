@@ -99,14 +99,15 @@ class Schedules:
     def __init__(self) -> None:
         self._schedules: list[Schedule] = []
         self._count = 0
-        self._timed = 0  # pending schedules with an `at`: most sessions have none, and every call asks
+        # Pending schedules with an `at`: most sessions have none, and every call asks (state/sessions.apply_due).
+        self.timed_pending = 0
 
     def add(self, plan: ScheduledTransition) -> Schedule:
         self._count += 1
         schedule = Schedule(f"schedule-{self._count}", plan)
         self._schedules.append(schedule)
         if plan.at is not None:
-            self._timed += 1
+            self.timed_pending += 1
         return schedule
 
     def load(self, plans: tuple[ScheduledTransition, ...]) -> None:
@@ -117,7 +118,7 @@ class Schedules:
 
     def due_by(self, now: datetime) -> list[Schedule]:
         """The pending schedules whose instant has come, earliest first."""
-        if not self._timed:
+        if not self.timed_pending:
             return []
         due = [s for s in self._schedules if s.state == PENDING and s.plan.at is not None and s.plan.at <= now]
         return sorted(due, key=lambda s: s.plan.at or now)
@@ -138,7 +139,11 @@ class Schedules:
         """Mark a due schedule applied, or failed with the reason."""
         schedule.state, schedule.outcome = (APPLIED, None) if failure is None else (FAILED, failure)
         if schedule.plan.at is not None:
-            self._timed -= 1
+            self.timed_pending -= 1
+
+    def __len__(self) -> int:
+        """How many schedules are listed, settled or not: none, in nearly every session."""
+        return len(self._schedules)
 
     def pending(self) -> list[Schedule]:
         return [s for s in self._schedules if s.state == PENDING]
@@ -150,10 +155,10 @@ class Schedules:
         """An independent copy (a snapshot's)."""
         other = Schedules()
         other._schedules = [replace(s) for s in self._schedules]
-        other._count, other._timed = self._count, self._timed
+        other._count, other.timed_pending = self._count, self.timed_pending
         return other
 
     def clear(self) -> None:
         self._schedules.clear()
         self._count = 0
-        self._timed = 0
+        self.timed_pending = 0
