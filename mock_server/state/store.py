@@ -380,7 +380,10 @@ class Store:
         self._proposals.append((account.account_id, proposal.limit_update_request_id))
         self._proposal_ids.add(proposal.limit_update_request_id)
         if len(kept) > MAX_PROPOSALS_PER_ACCOUNT:
-            self._proposal_ids.discard(kept.pop(0).limit_update_request_id)
+            dropped = kept.pop(0).limit_update_request_id
+            self._proposal_ids.discard(dropped)
+            if self._proposals[0][1] == dropped:  # the session's oldest too: its place in the order goes now
+                self._proposals.popleft()
         while len(self._proposal_ids) > MAX_PROPOSALS_PER_SESSION:
             account_id, proposal_id = self._proposals.popleft()
             if proposal_id in self._proposal_ids:
