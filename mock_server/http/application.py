@@ -36,13 +36,14 @@ class DirectRoutes:
 
     def __init__(self, routes: Sequence[Route]) -> None:
         self.routes = list(routes)
-        self._params: list[list[tuple[str, str]]] = []  # per route: (group, parameter)
+        # per alternative's group name: the route, its parameters' names and their groups
+        self._found: dict[str, tuple[Route, tuple[str, ...], tuple[str, ...]]] = {}
         alternatives = []
         for index, route in enumerate(self.routes):
             pattern = route.path_regex.pattern
             assert pattern.startswith("^") and pattern.endswith("$"), pattern
-            names = _GROUP.findall(pattern)
-            self._params.append([(f"p{index}_{name}", name) for name in names])
+            names = tuple(_GROUP.findall(pattern))
+            self._found[f"r{index}"] = (route, names, tuple(f"p{index}_{name}" for name in names))
             body = _GROUP.sub(lambda m, i=index: f"(?P<p{i}_{m.group(1)}>", pattern[1:-1])  # type: ignore[misc]
             alternatives.append(f"(?P<r{index}>{body})")
         self._regex = re.compile("^(?:" + "|".join(alternatives) + ")$") if alternatives else None
@@ -54,8 +55,10 @@ class DirectRoutes:
         found = self._regex.match(path)
         if found is None:
             return None
-        index = int(found.lastgroup[1:])  # type: ignore[index]  # r{index}: the alternative's group closes last
-        return self.routes[index], {name: found.group(group) for group, name in self._params[index]}
+        route, names, groups = self._found[found.lastgroup]  # type: ignore[index]  # the alternative's, last closed
+        if len(names) == 1:  # most routes: one parameter
+            return route, {names[0]: found.group(groups[0])}
+        return route, dict(zip(names, found.group(*groups) if groups else (), strict=True))
 
 
 class MockApp(Starlette):
