@@ -414,7 +414,7 @@ class OperationRunner:
             if reply.status == 400:
                 self._cover_refusal(reply)
             else:
-                self.server.coverage.record(self.operation.operation_id, reply.status, (), reply.off_spec)
+                self.server.coverage.count(self.operation.operation_id, reply.status, reply.off_spec)
         if exchange.dribble_ms and not reply.dropped:
             assert not isinstance(response, bytes)
             response = DribbledResponse(response, exchange.dribble_ms)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from starlette.requests import ClientDisconnect
-from starlette.types import Receive
+from starlette.types import Message, Receive
 
 from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
 from mock_server.wire.decoding import MAX_BODY_BYTES
@@ -23,7 +23,11 @@ async def read_bytes(
         raise PayloadTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
     chunks: list[bytes] = []
     if arrived:
-        return await _read(receive, chunks)
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if message["type"] == "http.request" and not message.get("more_body", False) and len(body) <= MAX_BODY_BYTES:
+            return body  # what an arrived body is: one message holding all of it
+        return await _read(receive, chunks, message)  # anything else is read, refused or joined as always
     try:
         async with asyncio.timeout(timeout):
             return await _read(receive, chunks)
@@ -35,12 +39,15 @@ async def read_bytes(
         ) from None
 
 
-async def _read(receive: Receive, chunks: list[bytes]) -> bytes:
-    """The ASGI body messages joined (read into `chunks` as they come), as Starlette's `Request.stream()` reads
-    them."""
+async def _read(receive: Receive, chunks: list[bytes], first: Message | None = None) -> bytes:
+    """The ASGI body messages joined (read into `chunks` as they come, after `first` when it was read already),
+    as Starlette's `Request.stream()` reads them."""
     size = 0
     while True:
-        message = await receive()
+        if first is not None:
+            message, first = first, None
+        else:
+            message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientDisconnect
         chunk: bytes = message.get("body", b"")

@@ -398,14 +398,16 @@ class Store:
 def _proposal(
     proposal_id: str, target: str, current: Limits, pix: Limits, outcome: Outcome, default_status: str, now: datetime
 ) -> Proposal:
+    # Positional, in the order of Proposal's fields (limit_update_request_id, target, pix, analysis_status,
+    # client_notification_status, status, event_date): keywords cost more, once per limit change.
     return Proposal(
-        limit_update_request_id=proposal_id,
-        target=target,
-        pix=pix,
-        analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
-        client_notification_status=outcome.client_notification_status or limit_rules.notification_status(current, pix),
-        status=outcome.status or default_status,
-        event_date=timestamp(now),
+        proposal_id,
+        target,
+        pix,
+        outcome.analysis_status or AUTOMATICALLY_APPROVED,
+        outcome.client_notification_status or limit_rules.notification_status(current, pix),
+        outcome.status or default_status,
+        timestamp(now),
     )
 
 

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 import pytest
+from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from mock_server.domain.errors import PayloadTooLarge
@@ -53,6 +54,20 @@ def test_a_body_in_pieces_is_joined_and_still_bounded():
     ]
     with pytest.raises(PayloadTooLarge):
         asyncio.run(read_bytes(receiving(*too_big), None, timeout=5.0, arrived=True))
+
+
+def test_a_body_said_to_have_arrived_is_still_read_whole_bounded_and_refused_as_any(monkeypatch):
+    no_deadline(monkeypatch)
+    pieces: list[Message] = [
+        {"type": "http.request", "body": b"ab", "more_body": True},
+        {"type": "http.request", "body": b"cd"},
+    ]
+    assert asyncio.run(read_bytes(receiving(*pieces), None, timeout=5.0, arrived=True)) == b"abcd"
+    whole = {"type": "http.request", "body": b"x" * (MAX_BODY_BYTES + 1)}
+    with pytest.raises(PayloadTooLarge):
+        asyncio.run(read_bytes(receiving(whole), None, timeout=5.0, arrived=True))
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read_bytes(receiving({"type": "http.disconnect"}), None, timeout=5.0, arrived=True))
 
 
 def test_without_mock_servers_protocol_the_body_is_not_known_to_have_arrived():
