@@ -195,6 +195,8 @@ class OperationRunner:
         # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
         self._checks_token = guarded and not public
+        self._opens_none = session_use is SessionUse.NONE
+        self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
         self._validates_responses = server.settings.validate_responses  # settings are frozen
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -253,12 +255,13 @@ class OperationRunner:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
         and its clock's reading."""
         name = exchange.session_name = self._session_name(exchange)
-        if self.session_use is SessionUse.NONE:
-            exchange.received_at = self.server.sessions.now_in(name)
+        sessions = self.server.sessions
+        if self._opens_none:
+            exchange.received_at = sessions.now_in(name)
             return
-        exchange.session = self.server.sessions.acquire(name, explicit=self.session_use is SessionUse.CREATE)
-        exchange.received_at = exchange.session.clock.now()
-        exchange.session.apply_due(exchange.received_at)  # scheduled transitions whose instant has come
+        session = exchange.session = sessions.acquire(name, self._creates)
+        now = exchange.received_at = session.clock.now()
+        session.apply_due(now)  # scheduled transitions whose instant has come
 
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
         """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
