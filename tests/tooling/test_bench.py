@@ -173,3 +173,13 @@ def test_the_cpu_section_replaces_its_own_markers_and_nothing_else() -> None:
     assert again == once
     assert splice("", "cpu", section) == section + "\n"
     assert splice("# Benchmarks\n", "cpu", section) == "# Benchmarks\n\n" + section + "\n"
+
+
+def test_make_bench_writes_the_cpu_section_with_its_markers_so_bench_cpu_can_rewrite_it() -> None:
+    info = RunInfo("make bench", "abc1234", Load(), False, 0, True, Path("/repo"), 60)
+    cpu = CpuResult([cpu_row("mock default", [45], [70]), cpu_row("bare Starlette", [40], [50])], 1, 5.0, 32)
+    text = render(Results(cpu=cpu), info)
+    assert text.index("<!-- cpu: begin -->") < text.index("## Server CPU per request") < text.index("## Targets")
+    rewritten = splice(text, "cpu", "<!-- cpu: begin -->\nnew\n<!-- cpu: end -->")
+    assert "new" in rewritten and "## Server CPU per request" not in rewritten
+    assert rewritten.startswith("# Benchmarks") and "## Targets" in rewritten
