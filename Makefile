@@ -83,9 +83,11 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run --command "make bench"
 
 ## make bench-cpu: only the server's CPU per request beside bare Starlette (wrk, interleaved rounds, /proc CPU
-## time; about 2 min); rewrites its own section of BENCHMARKS.md and leaves the rest.
+## time; about 3 min); rewrites its own section of BENCHMARKS.md and leaves the rest. Another commit beside it
+## in the same run: git worktree add /tmp/old COMMIT && make bench-cpu BENCH_CPU_ARGS="--compare-tree /tmp/old"
+BENCH_CPU_ARGS ?=
 bench-cpu: $(STAMP)
-	$(BIN)/python -m bench.cpu_cost --command "make bench-cpu"
+	$(BIN)/python -m bench.cpu_cost --command "make bench-cpu $(BENCH_CPU_ARGS)" $(BENCH_CPU_ARGS)
 
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)

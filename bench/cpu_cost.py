@@ -123,7 +123,7 @@ def _sample(harness: Harness, server: Running, endpoint: Endpoint, seconds: floa
 def bench_cpu(
     harness: Harness,
     specs: Sequence[ServerSpec],
-    rounds: int = 5,
+    rounds: int = 7,
     seconds: float = 5.0,
     warmup: float = 3.0,
     connections: int = 32,
@@ -256,11 +256,27 @@ def splice(document: str, name: str, section: str) -> str:
 # --- the command line ----------------------------------------------------------------------------------
 
 
+def commit_of(tree: Path) -> str:
+    """The short commit a checkout is at, or its path when it is no git checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return str(tree)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else str(tree)
+
+
 def specs_for(args: argparse.Namespace) -> list[ServerSpec]:
     specs = [
         mock_spec(MOCK_LABEL, tree=args.tree, note="`mock-server` with no options (log level warning, no access log)"),
         *(
-            mock_spec(f"mock default at {other}", tree=other.resolve(), note=f"`mock-server` from {other}")
+            mock_spec(
+                f"mock default at {commit_of(other)}",
+                tree=other.resolve(),
+                note=f"`mock-server` with no options, from the checkout in {other} (beside the same bare Starlette, "
+                "on this checkout's uvicorn options)",
+            )
             for other in args.compare_tree
         ),
         BARE,
@@ -270,7 +286,7 @@ def specs_for(args: argparse.Namespace) -> list[ServerSpec]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.cpu_cost", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds of load per endpoint, server and round")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds of unmeasured load per endpoint and server")
     parser.add_argument("--connections", type=int, default=32)

@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         help="warm-up of Prism and WireMock per row (WireMock's JIT needs a long one to reach speed)",
     )
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--cpu-rounds", type=int, default=5, help="interleaved rounds of the CPU-per-request section")
+    parser.add_argument("--cpu-rounds", type=int, default=7, help="interleaved rounds of the CPU-per-request section")
     parser.add_argument(
         "--cpu-seconds", type=float, default=5.0, help="seconds of load per endpoint, server and round there"
     )
