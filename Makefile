@@ -87,7 +87,8 @@ bench: $(STAMP)
 ## in the same run: git worktree add /tmp/old COMMIT && make bench-cpu BENCH_CPU_ARGS="--compare-tree /tmp/old"
 BENCH_CPU_ARGS ?=
 bench-cpu: $(STAMP)
-	$(BIN)/python -m bench.cpu_cost --command "make bench-cpu $(BENCH_CPU_ARGS)" $(BENCH_CPU_ARGS)
+	$(BIN)/python -m bench.cpu_cost $(BENCH_CPU_ARGS) \
+		--command 'make bench-cpu$(if $(strip $(BENCH_CPU_ARGS)), BENCH_CPU_ARGS="$(strip $(BENCH_CPU_ARGS))")'
 
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
