@@ -14,7 +14,7 @@ by however long it waits for the core; it hardly changes the CPU the server spen
     .venv/bin/python -m bench.cpu_cost --rounds 7 --seconds 5 --output /tmp/cpu.md
     .venv/bin/python -m bench.cpu_cost --compare-tree /tmp/old          # another checkout's mock, same run
 
-The section is rewritten in place (between its markers); the rest of BENCHMARKS.md is left as it was.
+The section is rewritten in place (from its heading to the next); the rest of BENCHMARKS.md is left as it was.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from bench.servers import BARE, ENDPOINTS, Endpoint, mock_spec
 # The two endpoints the issue's targets name (the recipient add costs what the limit change does).
 MEASURED = tuple(e for e in ENDPOINTS if e.key in ("lookup", "limit"))
 TARGETS = {"lookup": 0.85, "limit": 0.65}  # bare CPU per request / the mock's, at least
-SECTION = "cpu"  # the marker's name in BENCHMARKS.md
+HEADING = "## Server CPU per request"  # the section's, found by it in BENCHMARKS.md (as bench/fixture_cost.py does)
 BARE_LABEL = BARE.label
 MOCK_LABEL = "mock default"
 
@@ -183,11 +183,10 @@ def _verdict(ok: bool | None) -> str:
 
 
 def cpu_section(result: CpuResult, command: str, revision: str, when: str | None = None) -> list[str]:
-    """The section's lines, its markers included."""
+    """The section's lines, its heading first."""
     when = when or time.strftime("%Y-%m-%d %H:%M %Z")
     out = [
-        f"<!-- {SECTION}: begin -->",
-        "## Server CPU per request\n",
+        f"{HEADING}\n",
         f"Made by `{command}` on {when} at commit {revision}. wrk: 1 thread, {result.connections} connections, "
         f"{result.rounds} rounds of {result.seconds:g} s per endpoint and server, interleaved (each endpoint on every "
         "server in turn, the servers' order rotated each round), after a warm-up; servers pinned to core 0, wrk to "
@@ -234,23 +233,22 @@ def cpu_section(result: CpuResult, command: str, revision: str, when: str | None
             f"| {endpoint.name}: CPU per request ≥ {goal}x bare Starlette's | {measured} | "
             f"{_verdict(None if span is None else span[0] >= goal)} |"
         )
-    out += ["", f"<!-- {SECTION}: end -->"]
+    out.append("")
     return out
 
 
-def splice(document: str, name: str, section: str) -> str:
-    """`document` with the section `name` (between its markers) replaced by `section`; a document without it
-    gets it before its targets (`## Targets`), or at the end."""
-    begin, end = f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
-    section = section.rstrip("\n") + "\n"
-    if begin in document and end in document:
-        head, rest = document.split(begin, 1)
-        tail = rest.split(end, 1)[1].lstrip("\n")
-        return head + section + ("\n" + tail if tail else "")
-    at = document.find("\n## Targets")
-    if at >= 0:
-        return document[: at + 1] + section + "\n" + document[at + 1 :]
-    return (document.rstrip("\n") + "\n\n" if document.strip() else "") + section
+def splice(document: str, section: str) -> str:
+    """`document` with its CPU section (from its heading to the next `## `) replaced by `section`; a document
+    without one gets it before its targets (`## Targets`), or at the end."""
+    text = section.rstrip("\n") + "\n\n"
+    start = document.find(HEADING + "\n")
+    if start >= 0:
+        end = document.find("\n## ", start + len(HEADING))
+        return document[:start] + text + (document[end + 1 :] if end >= 0 else "")
+    targets = document.find("\n## Targets")
+    if targets >= 0:
+        return document[: targets + 1] + text + document[targets + 1 :]
+    return (document.rstrip("\n") + "\n\n" if document.strip() else "") + text
 
 
 # --- the command line ----------------------------------------------------------------------------------
@@ -327,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = bench_cpu(harness, specs_for(args), args.rounds, args.seconds, args.warmup, args.connections)
     section = "\n".join(cpu_section(result, command, revision))
     existing = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-    args.output.write_text(splice(existing, SECTION, section), encoding="utf-8")
+    args.output.write_text(splice(existing, section), encoding="utf-8")
     print(section)
     log(f"wrote the section into {args.output}")
     return 0
