@@ -105,7 +105,7 @@ class Call:
 class Reply:
     status: int
     body: Any = None  # JSON value; None: no body (unless `encoded`)
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] | None = None  # None: none (no mapping made per answer for the many with none)
     text: str | bytes | None = None  # a non-JSON body (YAML; a shadowed backend's bytes), sent with `media_type`
     media_type: str | None = None
     off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses

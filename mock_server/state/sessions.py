@@ -192,7 +192,8 @@ class Sessions:
             session = self._create(name, explicit)
         else:
             self._sessions.move_to_end(name)
-            session.explicit = session.explicit or explicit
+            if explicit:
+                session.explicit = True
         session.last_used = time.time()
         session.in_flight += 1
         return session
