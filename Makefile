@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,14 @@ clean:
 ## make bench: end-to-end benchmark over loopback with wrk (installed if missing) -> BENCHMARKS.md. Not part of CI.
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --command "make bench"
+
+## make bench-cpu: only the server's CPU per request beside bare Starlette (wrk, interleaved rounds, /proc CPU
+## time; about 3 min); rewrites its own section of BENCHMARKS.md and leaves the rest. Another commit beside it
+## in the same run: git worktree add /tmp/old COMMIT && make bench-cpu BENCH_CPU_ARGS="--compare-tree /tmp/old"
+BENCH_CPU_ARGS ?=
+bench-cpu: $(STAMP)
+	$(BIN)/python -m bench.cpu_cost $(BENCH_CPU_ARGS) \
+		--command 'make bench-cpu$(if $(strip $(BENCH_CPU_ARGS)), BENCH_CPU_ARGS="$(strip $(BENCH_CPU_ARGS))")'
 
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)

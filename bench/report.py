@@ -16,6 +16,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench.cluster_bench import ClusterRow, cluster_section
+from bench.cpu_cost import CpuResult, cpu_section
 from bench.fixture_cost import FixtureCost, fixture_section
 from bench.harness import CLIENT_CORE, ROOT, SERVER_CORE
 from bench.load_stages import STAGES
@@ -51,6 +52,7 @@ class Results:
     cluster: list[ClusterRow] = field(default_factory=list)
     load_stages: LoadStages | None = None
     fixture: FixtureCost | None = None
+    cpu: CpuResult | None = None
 
     def row(self, label: str) -> ServerRow | None:
         return next((r for r in self.servers if r.label == label), None)
@@ -399,6 +401,8 @@ def _big_scenario_targets(scale: list[ScaleRow]) -> list[str]:
 
 def render(results: Results, info: RunInfo) -> str:
     out = header(info) + throughput_section(results)
+    if results.cpu is not None:
+        out += [*cpu_section(results.cpu, info.command, info.revision), ""]
     if results.startup is not None:
         out += startup_section(results.startup, results.row(DEFAULT_LABEL))
     if results.sessions is not None:

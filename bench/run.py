@@ -27,13 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.cluster_bench import bench_cluster
+from bench.cpu_cost import bench_cpu
 from bench.fixture_cost import bench_fixture_cost
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
 from bench.report import Results, RunInfo, git_revision, render
 from bench.sections import Load, bench_load_stages, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
-SECTIONS = ("throughput", "startup", "sessions", "scale", "cluster", "fixture")
+SECTIONS = ("throughput", "cpu", "startup", "sessions", "scale", "cluster", "fixture")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
         help="warm-up of Prism and WireMock per row (WireMock's JIT needs a long one to reach speed)",
     )
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--cpu-rounds", type=int, default=7, help="interleaved rounds of the CPU-per-request section")
+    parser.add_argument(
+        "--cpu-seconds", type=float, default=5.0, help="seconds of load per endpoint, server and round there"
+    )
     parser.add_argument(
         "--scale", default="1000,10000,100000,1000000", help="event counts of the generated scenarios ('' for none)"
     )
@@ -156,6 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(WORK / "logs", ignore_errors=True)  # the servers' output of the previous run
         if "throughput" in sections:
             results.servers = bench_servers(harness, server_specs(args, harness.tree), load)
+        if "cpu" in sections:
+            cpu_specs = [
+                spec for spec in server_specs(args, harness.tree) if spec.label.startswith(("mock default", "bare"))
+            ]
+            results.cpu = bench_cpu(
+                harness, cpu_specs, args.cpu_rounds, args.cpu_seconds, args.warmup, args.connections
+            )
         if "startup" in sections and args.startup_runs > 0:
             results.startup = bench_startup(harness, args.startup_runs)
         if "sessions" in sections and args.sessions_seconds > 0:

@@ -16,6 +16,7 @@ from mock_server.admin import sessions as session_admin
 from mock_server.admin import snapshots as snapshot_admin
 from mock_server.api import handlers as public_api
 from mock_server.domain.errors import NotFound
+from mock_server.http.application import MockApp
 from mock_server.http.outbound import Outbound
 from mock_server.http.pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
 from mock_server.http.responses import error_response
@@ -122,8 +123,8 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         ServedSpecs.build(specs),
         shadow_of(settings, specs),
     )
-    table = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
-    table += _routes(
+    public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
+    table = public + _routes(
         specs.admin,
         admin.HANDLERS,
         server,
@@ -131,7 +132,8 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         keep=None if settings.admin else ALWAYS_OPEN,
         body_rules=snapshot_admin.body_rules(specs, sessions),
     )
-    app = Starlette(
+    app = MockApp(
+        direct=public,  # found before Starlette's middleware and router (http/application.py)
         routes=table,
         exception_handlers={HTTPException: _not_found},
         middleware=[Middleware(SessionPrefix)],  # /__session/{name}/... serves every route in session `name`

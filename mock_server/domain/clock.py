@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
-from functools import lru_cache
 
 # event_date and the default paid_at are written in Brasília time, as the interface's examples are.
 BRASILIA = timezone(timedelta(hours=-3))
@@ -44,10 +43,35 @@ class Clock:
         return later
 
 
-@lru_cache(maxsize=4)  # a request writes the same instant up to three times (journal, event_date, ...)
 def timestamp(at: datetime) -> str:
     """RFC 3339 at -03:00 with milliseconds, the layout of every event_date."""
-    return at.astimezone(BRASILIA).isoformat(timespec="milliseconds")
+    global _last_written, _last_second
+    last = _last_written
+    if last[0] is at:
+        return last[1]
+    seconds = at.timestamp()
+    if 0 <= seconds < _EXACT_SECONDS:
+        whole = int(seconds)
+        second = _last_second
+        if second[0] != whole:
+            second = _last_second = (whole, at.astimezone(BRASILIA).isoformat(timespec="seconds")[:19])
+        text = f"{second[1]}.{at.microsecond // 1000:03d}-03:00"
+    else:
+        text = at.astimezone(BRASILIA).isoformat(timespec="milliseconds")
+    _last_written = (at, text)
+    return text
+
+
+# The instant written last and its text: a frozen clock answers one datetime object to every call, and a journal
+# of it writes that instant 1000 times. Compared by identity: an lru_cache hashed every instant (an aware datetime
+# hashes through its offset), which cost a call more than writing it did.
+_last_written: tuple[datetime | None, str] = (None, "")
+# The second written last, to its local date and time: the calls of one second (thousands, under load) write
+# only their milliseconds. Up to 2**32 s after the epoch (2106) a float timestamp is exact to well under a
+# microsecond, so its whole seconds are the instant's; any other instant is written out whole. Each is one tuple
+# swapped whole: safe for the export's worker thread.
+_last_second: tuple[int, str] = (-1, "")
+_EXACT_SECONDS = 2**32
 
 
 def local_date(at: datetime) -> date:

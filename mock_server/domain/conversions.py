@@ -36,11 +36,28 @@ from mock_server.domain.models import (
 # --- limits -------------------------------------------------------------------------------------
 
 
-def limits_from_json(pix: dict[str, Any]) -> Limits:
+# A mode's windows as limit changes send them, each made once and shared: calls send the same few start times and
+# amounts again and again, and every proposal keeps its windows (1000 an account). Shared, they cost nothing per
+# call for the garbage collector to walk (CPython never stops tracking a NamedTuple, nor a tuple holding one, and
+# a proposal's ten of them made every collection longer). They are immutable values: sharing them changes
+# nothing. A memo, not state: bounded, and dropped whole when full.
+_WINDOWS: dict[tuple[tuple[str, int], ...], tuple[LimitWindow, ...]] = {}
+MAX_SHARED_WINDOWS = 4096
+
+
+def _windows(given: list[dict[str, Any]]) -> tuple[LimitWindow, ...]:
     # `int()`: JSON Schema counts 100.0 as an integer, and the amount is kept as the integer it is.
-    return {
-        mode: tuple(LimitWindow(w["start_time"], int(w["amount"])) for w in windows) for mode, windows in pix.items()
-    }
+    key = tuple([(w["start_time"], int(w["amount"])) for w in given])
+    windows = _WINDOWS.get(key)
+    if windows is None:
+        if len(_WINDOWS) >= MAX_SHARED_WINDOWS:
+            _WINDOWS.clear()
+        windows = _WINDOWS[key] = tuple([LimitWindow(start_time, amount) for start_time, amount in key])
+    return windows
+
+
+def limits_from_json(pix: dict[str, Any]) -> Limits:
+    return {mode: _windows(windows) for mode, windows in pix.items()}
 
 
 def window_to_json(window: LimitWindow) -> dict[str, Any]:

@@ -58,6 +58,8 @@ def goes_up(current: Mapping[str, Sequence[LimitWindow]], proposed: Limits) -> b
     """
     for mode, windows in proposed.items():
         before = current.get(mode, ())
+        if windows is before:  # the same windows (shared when sent alike: domain/conversions.py): nothing goes up
+            continue
         for position, window in enumerate(windows):
             if position >= len(before) or window.amount > before[position].amount:
                 return True

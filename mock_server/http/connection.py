@@ -34,6 +34,7 @@ import socket
 import struct
 from typing import Any
 
+from starlette.types import Scope
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
@@ -47,6 +48,8 @@ from mock_server.wire.encoding import encode_json
 
 # The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
 ABORT_EXTENSION = "mock_server.drop_connection"
+# The scope extension holding the request's uvicorn cycle, which knows whether its body has arrived whole.
+CYCLE_EXTENSION = "mock_server.cycle"
 _LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST instead of FIN
 
 
@@ -154,6 +157,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         refusal = self._refusal_of_head()
         if refusal is None:
             super().on_headers_complete()
+            cycle = self.cycle
+            if cycle is not None and cycle.scope is self.scope:  # this request's (not an upgrade's, which has none)
+                self.scope["extensions"][CYCLE_EXTENSION] = cycle  # type: ignore[assignment]
         else:
             # Answered in turn through uvicorn's own cycle (a pipelined request behind one still running waits for
             # it), by the refusal instead of the application, which never sees the request.
@@ -234,6 +240,13 @@ class TlsHttpProtocol(GuardedHttpProtocol):
         super().on_message_begin()
         if self._tls is not None:
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
+
+
+def body_arrived(scope: Scope) -> bool:
+    """Whether the request's whole body is in the server's hands already (reading it cannot wait, so needs no
+    deadline); False when it is not, or when this is not mock-server's own protocol (TestClient, another server)."""
+    cycle = scope.get("extensions", {}).get(CYCLE_EXTENSION)
+    return cycle is not None and not cycle.more_body
 
 
 def protocol_class(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -37,9 +37,10 @@ from mock_server.domain.errors import (
 )
 from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
+from mock_server.http.connection import body_arrived
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
 from mock_server.http.request_body import read_bytes
-from mock_server.http.responses import error_response, json_response
+from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
 from mock_server.http.tls import client_certificate
@@ -50,6 +51,7 @@ from mock_server.state.faults import NO_BODY, FaultKind
 from mock_server.state.sessions import DEFAULT_SESSION, Session, Sessions
 from mock_server.wire.decoding import MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
+from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
 
 if TYPE_CHECKING:
     from mock_server.settings import Settings
@@ -85,9 +87,13 @@ class Call:
     query: dict[str, str]
     body: Any  # the validated JSON body; None when the operation takes none or none was sent
     now: datetime  # the session clock's reading when the request arrived
-    headers: Mapping[str, str] = field(default_factory=dict)  # by lower-case name (content negotiation)
     scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
     session_name: str = DEFAULT_SESSION  # the session the request names, opened or not
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The request's headers by lower-case name (content negotiation), decoded when a handler asks."""
+        return header_values(self.scope.get("headers", ()))
 
     @property
     def session(self) -> Session:
@@ -99,13 +105,19 @@ class Call:
 @dataclass(slots=True)
 class Reply:
     status: int
-    body: Any = None  # JSON value; None: no body
-    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None  # JSON value; None: no body (unless `encoded`)
+    headers: Mapping[str, str] | None = None  # None: none (no mapping made per answer for the many with none)
     text: str | bytes | None = None  # a non-JSON body (YAML; a shadowed backend's bytes), sent with `media_type`
     media_type: str | None = None
     off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
     dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
     injected: bool = False  # a fault answered in the mock's place (journaled so: no contract is drawn from it)
+    encoded: bytes | None = None  # the JSON body already encoded (an answer kept per version): sent as it is
+
+    @property
+    def value(self) -> Any:
+        """The JSON body as a value, whichever way the reply holds it."""
+        return json.loads(self.encoded) if self.encoded is not None else self.body
 
     @classmethod
     def error(cls, error: ApiError) -> Reply:
@@ -138,10 +150,12 @@ class SessionUse(enum.Enum):
 
 @dataclass(slots=True)
 class Exchange:
-    """One request on its way through the steps, and what they learned about it."""
+    """One request on its way through the steps, and what they learned about it. Read from the ASGI scope
+    directly: a Starlette Request would be one more object a request, for what the scope holds already."""
 
-    request: Request
-    headers: dict[str, str]  # by lower-case name
+    scope: Scope
+    receive: Receive
+    raw_headers: RawHeaders  # as the ASGI server gave them: read a header at a time, never all decoded
     session: Session | None = None
     session_name: str = DEFAULT_SESSION
     received_at: datetime | None = None
@@ -149,20 +163,11 @@ class Exchange:
     dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
     body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
 
-    @property
-    def content_type(self) -> str | None:
-        return self.headers.get("content-type")
+    content_type: str | None = None  # read once the body is
 
-
-def _repeated(scope: Scope, name: bytes) -> bool:
-    """Whether the request carries the header `name` (lower case) more than once."""
-    return sum(1 for header, _ in scope["headers"] if header == name) > 1
-
-
-def _header_values(scope: Scope) -> dict[str, str]:
-    """The request's headers by (ASGI: lower-case) name, read in one pass; the first of a repeated header
-    wins, as with Starlette's `Headers.get`, whose every call walks the whole list again."""
-    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+    def header(self, name: bytes) -> str | None:
+        """The value of the header `name` (lower case; the first, when repeated)."""
+        return header_value(self.raw_headers, name)
 
 
 class OperationRunner:
@@ -189,18 +194,27 @@ class OperationRunner:
         self.public = public  # journaled and open to faults
         self.guarded = guarded  # needs the admin token when one is set
         self._query = [p for p in operation.parameters if p.location == "query"]
-        self._path = [p for p in operation.parameters if p.location == "path"]
+        self._path = [(p.name, p.check, (p.name,)) for p in operation.parameters if p.location == "path"]
         self._headers = [p for p in operation.parameters if p.location == "header" and p.name != "X-Mock-Session"]
+        self._header_names = [p.name.lower().encode("latin-1") for p in self._headers]
         # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
         # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
+        self._checks_token = guarded and not public
+        self._opens_none = session_use is SessionUse.NONE
+        self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
+        self._validates_responses = server.settings.validate_responses  # settings are frozen
 
-    async def __call__(self, request: Request) -> Response:
-        exchange = Exchange(request, _header_values(request.scope))
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer the request: the steps below, then the response, sent."""
+        exchange = Exchange(scope, receive, scope["headers"])
         try:
-            self._authorize(exchange)
+            if self._checks_token:
+                self._authorize(exchange)
             self._open_session(exchange)
-            reply = await self._injected_fault(exchange) if self.public else None
+            session = exchange.session
+            # Faults are looked for only when some are armed: no coroutine to make for nearly every call.
+            reply = await self._injected_fault(exchange) if self.public and session and session.faults else None
             if reply is None and self.public and self.server.shadow is not None:
                 reply = await self._shadowed(exchange, self.server.shadow)
             if reply is None:
@@ -218,19 +232,31 @@ class OperationRunner:
         if self.writes and exchange.session is not None and 200 <= reply.status < 300 and not reply.off_spec:
             exchange.session.acknowledged_write = True
         try:
-            return self._respond(exchange, reply)
+            status, response = self._respond(exchange, reply)
         finally:
             if exchange.session is not None:  # held since _open_session: not evicted while in flight
                 self.server.sessions.release(exchange.session)
+        if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(b"content-length", str(len(response)).encode("latin-1")), JSON_CONTENT_TYPE],
+                }
+            )
+            await send({"type": "http.response.body", "body": response})
+        else:
+            await response(scope, receive, send)  # type: ignore[operator]  # a Response
 
     # --- the steps, in order ------------------------------------------------------------------------
 
     def _authorize(self, exchange: Exchange) -> None:
         """An admin call from a page on another origin, or one that changes state without what no such page can
-        send, is refused (http/cross_origin.py); then, when the server has one, the admin token is checked."""
+        send, is refused (http/cross_origin.py); then, when the server has one, the admin token is checked. Admin
+        calls only: the public API's hot path never decodes its headers."""
         if self.public:
             return
-        method, headers = exchange.request.method, exchange.headers
+        method, headers = exchange.scope["method"], header_values(exchange.raw_headers)
         refusal = cross_origin.foreign_origin(method, headers)
         token = self.server.settings.admin_token
         bearer_checked = False
@@ -248,12 +274,13 @@ class OperationRunner:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
         and its clock's reading."""
         name = exchange.session_name = self._session_name(exchange)
-        if self.session_use is SessionUse.NONE:
-            exchange.received_at = self.server.sessions.now_in(name)
+        sessions = self.server.sessions
+        if self._opens_none:
+            exchange.received_at = sessions.now_in(name)
             return
-        exchange.session = self.server.sessions.acquire(name, explicit=self.session_use is SessionUse.CREATE)
-        exchange.received_at = exchange.session.clock.now()
-        exchange.session.apply_due(exchange.received_at)  # scheduled transitions whose instant has come
+        session = exchange.session = sessions.acquire(name, self._creates)
+        now = exchange.received_at = session.clock.now()
+        session.apply_due(now)  # scheduled transitions whose instant has come
 
     async def _injected_fault(self, exchange: Exchange) -> Reply | None:
         """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
@@ -267,7 +294,7 @@ class OperationRunner:
         if self._takes_body and faults.needs_body(operation_id):
             await self._read_body(exchange)
             body = self._json_or_nothing(exchange)
-        fault = faults.take(operation_id, exchange.request.path_params, body)
+        fault = faults.take(operation_id, exchange.scope.get("path_params", {}), body)
         if fault is None:
             return None
         if fault.kind is FaultKind.SLOW_BODY:
@@ -309,12 +336,11 @@ class OperationRunner:
             query,
             body,
             exchange.received_at,
-            exchange.headers,
-            exchange.request.scope,
+            exchange.scope,
             exchange.session_name,
         )
         reply = self.handler(call)
-        return await reply if inspect.isawaitable(reply) else reply
+        return reply if isinstance(reply, Reply) else await reply
 
     async def _shadowed(self, exchange: Exchange, shadow: Shadow) -> Reply:
         """Shadow mode: the backend's answer to the call, after the mock's own answer to it in the same session
@@ -324,7 +350,7 @@ class OperationRunner:
         assert session is not None
         if self._takes_body:
             await self._read_body(exchange)
-        path_params = exchange.request.path_params  # the scope's: what _validate reads
+        path_params = exchange.scope["path_params"]  # what _validate reads
         as_sent = {name: path_params[name] for name in MAPPED_PATH_PARAMETERS if name in path_params}
         for name, value in as_sent.items():
             path_params[name] = session.divergences.mock_id(value)
@@ -334,12 +360,12 @@ class OperationRunner:
             mine = Reply.error(error)
         finally:
             path_params.update(as_sent)
-        scope = exchange.request.scope
+        scope = exchange.scope
         target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
-        backend = await shadow.forward(exchange.request.method, target, headers, exchange.raw_body)
+        backend = await shadow.forward(scope["method"], target, headers, exchange.raw_body)
         operation_id = self.operation.operation_id
-        ours = mock_answer(mine.status, mine.body)
+        ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes
         found = shadow.compare(operation_id, ours, backend.answer)
         if found:
             assert exchange.received_at is not None
@@ -347,7 +373,7 @@ class OperationRunner:
             session.divergences.record(
                 Divergence(
                     exchange.received_at,
-                    exchange.request.method,
+                    scope["method"],
                     scope["path"],
                     operation_id,
                     request_body,
@@ -370,51 +396,59 @@ class OperationRunner:
         reply.off_spec = True  # the backend's answer: never judged as the mock's own
         return reply
 
-    def _respond(self, exchange: Exchange, reply: Reply) -> Response:
-        """The response the client gets (checked against the spec when asked), journaled first."""
-        if self.server.settings.validate_responses and not reply.off_spec:
+    def _respond(self, exchange: Exchange, reply: Reply) -> tuple[int, Response | bytes]:
+        """The status and the response the client gets (checked against the spec when asked), journaled first. A
+        JSON answer with content and no header of its own -- nearly every answer -- is its bytes alone, which
+        __call__ sends with the two headers a Response would have (http/responses.encoded_response): no Response
+        to make."""
+        if self._validates_responses and not reply.off_spec:
             reply = self._checked(reply)
-        response: Response
+        response: Response | bytes
         if reply.dropped:
             response = DroppedConnection()
         elif reply.text is not None:
             response = Response(reply.text, reply.status, reply.headers, media_type=reply.media_type)
+        elif reply.encoded is None and reply.body is None:
+            response = json_response(reply.status, None, reply.headers)
         else:
-            response = json_response(reply.status, reply.body, reply.headers)
+            content = reply.encoded if reply.encoded is not None else encode_json(reply.body)
+            plain = (
+                not reply.headers and not exchange.dribble_ms and reply.status >= 200 and reply.status not in NO_LENGTH
+            )
+            response = content if plain else encoded_response(reply.status, content, reply.headers)
         if self.public and exchange.session is not None and exchange.received_at is not None:
             content_type = exchange.content_type
+            scope = exchange.scope
             exchange.session.journal.record(
                 exchange.received_at,
-                exchange.request.method,
-                exchange.request.scope["path"],  # not request.url: building a URL costs more than the rest
+                scope["method"],
+                scope["path"],  # not request.url: building a URL costs more than the rest
                 self.operation.operation_id,
                 None if reply.dropped else reply.status,
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
-                bytes(response.body),  # the same object: Response keeps bytes
-                request_headers=exchange.headers,
+                response if isinstance(response, bytes) else bytes(response.body),  # the same object: bytes
+                request_headers=exchange.raw_headers,  # by reference: decoded when the journal is read
                 injected=reply.injected,
-                client_certificate=client_certificate(
-                    exchange.request.scope, exchange.headers, self.server.settings.client_cert_header
-                ),
+                client_certificate=client_certificate(scope, self.server.settings.client_cert_header),
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count
-            self._cover(reply)
+            if reply.status == 400:
+                self._cover_refusal(reply)
+            else:
+                self.server.coverage.count(self.operation.operation_id, reply.status, reply.off_spec)
         if exchange.dribble_ms and not reply.dropped:
+            assert not isinstance(response, bytes)
             response = DribbledResponse(response, exchange.dribble_ms)
-        return response
+        return reply.status, response
 
-    def _cover(self, reply: Reply) -> None:
-        """Count the answer in the server's coverage, with the fields a rejected request failed on."""
+    def _cover_refusal(self, reply: Reply) -> None:
+        """Count a 400 in the server's coverage, with the fields the request failed validation on (only a refusal
+        has them: the fields are looked for then, and only then)."""
         fields: list[str] = []
         body = reply.body
-        if (
-            reply.status == 400
-            and not reply.off_spec
-            and isinstance(body, dict)
-            and body.get("code") == "invalid_request"
-        ):
+        if not reply.off_spec and isinstance(body, dict) and body.get("code") == "invalid_request":
             fields = [d["field"] for d in body.get("details", ())]
         self.server.coverage.record(self.operation.operation_id, reply.status, fields, injected=reply.off_spec)
 
@@ -423,9 +457,11 @@ class OperationRunner:
     def _session_name(self, exchange: Exchange) -> str:
         """The name of X-Mock-Session and of the URL prefix (http/session_url.py), each checked like the other;
         when both are given they must agree."""
-        header = exchange.headers.get("x-mock-session")
-        in_url: str | None = exchange.request.scope.get(SESSION_KEY)
-        if header is not None and _repeated(exchange.request.scope, b"x-mock-session"):
+        header = exchange.header(b"x-mock-session")
+        in_url: str | None = exchange.scope.get(SESSION_KEY)
+        if header is None and in_url is None:
+            return DEFAULT_SESSION
+        if header is not None and is_repeated(exchange.raw_headers, b"x-mock-session"):
             # Two names: taking either would act on a session the client may not mean.
             raise InvalidRequest(
                 "The request is invalid.", [Detail(("X-Mock-Session",), "is sent more than once; send one session")]
@@ -450,13 +486,15 @@ class OperationRunner:
         if exchange.body_read:
             return
         timeout = self.server.settings.connection.body_timeout
-        declared = exchange.headers.get("content-length")
+        exchange.content_type = exchange.header(b"content-type")
+        declared = exchange.header(b"content-length")
+        arrived = body_arrived(exchange.scope)
         rules = self.body_rules
         if rules is not None and rules.max_bytes is not None and exchange.session is not None:
             limit, over = rules.max_bytes(exchange.session)
-            exchange.raw_body = await read_bytes(exchange.request, declared, timeout, limit, over)
+            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
         else:
-            exchange.raw_body = await read_bytes(exchange.request, declared, timeout)
+            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived)
         exchange.body_read = True
 
     @staticmethod
@@ -475,22 +513,26 @@ class OperationRunner:
     ) -> tuple[dict[str, str], dict[str, str], Any]:
         """Path, query, headers and body checked against the operation's own schemas (or the body's problems as
         its BodyRules found them): every problem at once."""
-        request = exchange.request
         problems: list[Detail] = []
-        path = {p.name: request.path_params.get(p.name, "") for p in self._path}
-        for param in self._path:
-            problems += param.check.problems(path[param.name], (param.name,))
+        path_params = exchange.scope.get("path_params", {})
+        path: dict[str, str] = {}
+        for name, check, field_path in self._path:
+            path[name] = value = path_params.get(name, "")
+            if not check.fast.is_valid(value):  # the verdict first: its problems are worked out only when wrong
+                problems += check.problems(value, field_path)
         query: dict[str, str] = {}
-        for param in self._query:
-            if param.name in request.query_params:
-                query[param.name] = request.query_params[param.name]
-                problems += param.check.problems(query[param.name], (param.name,))
-            elif param.required:
-                problems.append(Detail((param.name,), "is required"))
-        for param in self._headers:
-            value = exchange.headers.get(param.name.lower())
-            if value is not None:
-                problems += param.check.problems(value, (param.name,))
+        if self._query:
+            given = QueryParams(exchange.scope["query_string"])
+            for param in self._query:
+                if param.name in given:
+                    query[param.name] = given[param.name]
+                    problems += param.check.problems(query[param.name], (param.name,))
+                elif param.required:
+                    problems.append(Detail((param.name,), "is required"))
+        for param, header_name in zip(self._headers, self._header_names, strict=True):
+            sent = exchange.header(header_name)
+            if sent is not None:
+                problems += param.check.problems(sent, (param.name,))
             elif param.required:
                 problems.append(Detail((param.name,), "is required"))
         operation = self.operation
@@ -500,7 +542,10 @@ class OperationRunner:
                 problems.append(Detail((), f"{wanted} is required"))
             body = None
         else:
-            problems += operation.body.problems(body) if body_problems is None else body_problems
+            if body_problems is not None:
+                problems += body_problems
+            elif not operation.body.fast.is_valid(body):
+                problems += operation.body.problems(body)
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body
@@ -515,16 +560,16 @@ class OperationRunner:
             problems.append(f"status {status} is not documented")
         elif reply.text is None:
             check = responses[key]
-            if check is None and reply.body is not None:
+            if check is None and (reply.body is not None or reply.encoded is not None):
                 problems.append(f"status {status} documents no body")
             elif check is not None:
                 # Round-trip through JSON so the check sees exactly what the client will.
-                sent = json.loads(encode_json(reply.body))
+                sent = json.loads(reply.encoded if reply.encoded is not None else encode_json(reply.body))
                 problems += [f"{d.field or '(body)'}: {d.message}" for d in check.problems(sent)]
         if not problems:
             return reply
         message = f"The response of {self.operation.operation_id} does not match the spec: {'; '.join(problems)}."
-        log.error("%s (status %s, body %r)", message, status, reply.body)
+        log.error("%s (status %s, body %r)", message, status, reply.value)
         return Reply.error(ResponseValidationFailed(message))
 
 
@@ -552,19 +597,20 @@ class PathEndpoint:
             self._dispatch.setdefault("HEAD", self.runners["GET"])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        runner = self._dispatch.get(request.method)
+        method = scope["method"]
+        runner = self._dispatch.get(method)
         raw_path = scope.get("raw_path") or b""
         if b"%" in raw_path and b"%2f" in raw_path.lower():
             # The route was matched on the decoded path, where this `/` split an id in two: no id holds one.
             response = error_response(
-                NotFound(f"No such path: {request.url.path} (an id never holds an encoded slash, %2F).")
+                NotFound(f"No such path: {Request(scope).url.path} (an id never holds an encoded slash, %2F).")
             )
         elif runner is None:
             error = MethodNotAllowed(
-                f"Method {request.method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
+                f"Method {method} is not allowed here; allowed: {self.allow}.", headers={"Allow": self.allow}
             )
             response = error_response(error)
         else:
-            response = await runner(request)
+            await runner(scope, receive, send)
+            return
         await response(scope, receive, send)

@@ -4,36 +4,65 @@ from __future__ import annotations
 
 import asyncio
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect
+from starlette.types import Message, Receive
 
 from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
 
 async def read_bytes(
-    request: Request,
+    receive: Receive,
     declared: str | None,
     timeout: float | None = None,
+    arrived: bool = False,
     limit: int = MAX_BODY_BYTES,
     over: str | None = None,
 ) -> bytes:
     """The raw body, refusing more than `limit` bytes without reading it all (`declared`: its Content-Length; `over`:
     the 413's message), and a body that has not arrived whole within `timeout` seconds (408: a stalled upload
-    holds nothing)."""
+    holds nothing).
+
+    `arrived`: the server holds the whole body already (http/connection.body_arrived), so reading it cannot
+    wait and needs no deadline; a deadline is a timer armed and cancelled, a few microseconds a request."""
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
-    chunks = []
-    size = 0
+    chunks: list[bytes] = []
+    if arrived:
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if message["type"] == "http.request" and not message.get("more_body", False) and len(body) <= limit:
+            return body  # what an arrived body is: one message holding all of it
+        return await _read(receive, chunks, limit, over, message)  # anything else is read, refused or joined
     try:
         async with asyncio.timeout(timeout):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
-                chunks.append(chunk)
+            return await _read(receive, chunks, limit, over)
     except TimeoutError:
         # The rest of the body may still come: the connection cannot be reused.
         raise RequestTimeout(
-            f"The body did not arrive within {timeout:g} s ({size} bytes came).", headers={"Connection": "close"}
+            f"The body did not arrive within {timeout:g} s ({sum(map(len, chunks))} bytes came).",
+            headers={"Connection": "close"},
         ) from None
-    return b"".join(chunks)
+
+
+async def _read(
+    receive: Receive, chunks: list[bytes], limit: int, over: str | None, first: Message | None = None
+) -> bytes:
+    """The ASGI body messages joined (read into `chunks` as they come, after `first` when it was read already),
+    as Starlette's `Request.stream()` reads them."""
+    size = 0
+    while True:
+        if first is not None:
+            message, first = first, None
+        else:
+            message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        chunk: bytes = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import ssl
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from urllib.parse import unquote
 from starlette.types import Scope
 
 from mock_server.domain.certificates import CertificateError, ClientCertificate, der_from_text, read_certificate
+from mock_server.wire.headers import header_value
 
 log = logging.getLogger("mock_server")
 CLIENT_CERT_MODES = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL}
@@ -102,9 +102,7 @@ def _loopback(scope: Scope) -> bool:
     return (mapped or address).is_loopback
 
 
-def client_certificate(
-    scope: Scope, headers: Mapping[str, str], trusted_header: str | None
-) -> ClientCertificate | None:
+def client_certificate(scope: Scope, trusted_header: str | None) -> ClientCertificate | None:
     """The client certificate of this request: the one of its own TLS handshake, else (with `trusted_header`, a
     lower-case header name) the one a proxy on this machine forwarded in that header (PEM, URL-escaped PEM as
     nginx's $ssl_client_escaped_cert, or base64 DER). None when the request came with none."""
@@ -116,7 +114,7 @@ def client_certificate(
             return None
     if trusted_header is None:
         return None
-    forwarded = headers.get(trusted_header)
+    forwarded = header_value(scope.get("headers", ()), trusted_header.encode("latin-1"))
     if not forwarded or not _loopback(scope):  # empty: nginx's variable when the client sent no certificate
         return None
     try:

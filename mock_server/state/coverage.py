@@ -62,6 +62,11 @@ class Coverage:
                 key = OTHER_FIELDS
             fields[key] += 1
 
+    def count(self, operation_id: str, status: int, injected: bool = False) -> None:
+        """One answered call with no validation failure to count: `record` without the fields."""
+        counts = self._counts[operation_id]
+        (counts.injected if injected else counts.answered)[status] += 1
+
     def clear(self) -> None:
         self._counts = {name: _Counts() for name in self.operations}
 

@@ -161,6 +161,10 @@ class Faults:
     def all(self) -> list[Fault]:
         return list(self._faults)
 
+    def __len__(self) -> int:
+        """How many faults are armed: none, for nearly every call, which then looks no further."""
+        return len(self._faults)
+
     def clear(self) -> None:
         self._faults.clear()
         self._count = 0

@@ -1,8 +1,13 @@
 """The request journal of one session: what the public API received and answered, the last 1000, bounded in
 bytes per session and over every session together.
 
-Bodies are kept as the bytes that crossed the wire and decoded only when the journal is read: a parsed
-body costs about five times the memory, and 256 sessions of 1000 entries each add up. A body over
+An entry keeps what the request already produced and is rendered only when the journal is read: the bodies as
+the bytes that crossed the wire, by reference (a parsed body costs about five times the memory, and 256 sessions
+of 1000 entries each add up), the headers as the ASGI server's byte pairs, the instant as a datetime. Most entries
+are never read: recording one is a tuple and a few additions. An entry holds no container but tuples (the header
+list is made a tuple), so the garbage collector stops tracking it at its first pass: a journal of 1000 entries
+costs the collector nothing, where 1000 tracked lists made every full collection walk them (measured with
+bench/cpu_cost.py: the journal was most of a lookup's garbage collection). A body over
 JOURNAL_BODY_BYTES keeps only its first JOURNAL_BODY_BYTES, and reads back as text ending in a marker. Beyond
 its own byte bound a journal drops its oldest entries; beyond the overall bound (`JournalBudget`) the oldest
 entries of any session go first.
@@ -19,6 +24,7 @@ from mock_server.domain.certificates import ClientCertificate
 from mock_server.domain.clock import timestamp
 from mock_server.domain.errors import ApiError
 from mock_server.wire.decoding import parse_json
+from mock_server.wire.headers import RawHeaders, header_values
 
 JOURNAL_SIZE = 1000  # entries per session
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
@@ -34,6 +40,9 @@ CERTIFICATE_COST = 800  # a ClientCertificate: its strings (subject, issuer, ser
 
 
 class _Entry(NamedTuple):
+    """How an entry reads. It is *kept* as a plain tuple of these fields: the garbage collector stops tracking a
+    plain tuple of untracked things at its first pass, never a NamedTuple (CPython untracks exact tuples only)."""
+
     received_at: datetime  # written out when read: most entries are never read
     method: str
     path: str
@@ -42,13 +51,16 @@ class _Entry(NamedTuple):
     request_raw: bytes
     request_is_json: bool
     response_raw: bytes
-    request_headers: dict[str, str]  # by lower-case name, as received; redacted when read
+    request_headers: tuple[tuple[bytes, bytes], ...]  # as received; decoded and redacted when read
     request_size: int  # as received; more than len(request_raw) when cut
     response_size: int
     cost: int  # bytes counted against the bounds
     seq: int  # order over every journal (the overall bound drops the lowest first)
     injected: bool  # an injected fault answered, not the mock's own rules
     client_certificate: ClientCertificate | None  # the TLS client certificate the call came with (one per client)
+
+
+_COST, _SEQ = _Entry._fields.index("cost"), _Entry._fields.index("seq")
 
 
 def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
@@ -66,9 +78,11 @@ def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
     return raw.decode("utf-8", "replace")
 
 
-def _redacted(headers: dict[str, str]) -> dict[str, str]:
-    """The headers in the order sent, credentials replaced: a journal is printed by failing tests and CI logs.
-    (`headers` was built from the last header to the first, so that the first of a repeated one wins.)"""
+def _redacted(raw: RawHeaders) -> dict[str, str]:
+    """The headers by name in the order sent (the first of a repeated one), credentials replaced: a journal is
+    printed by failing tests and CI logs. (`header_values` reads them from the last to the first, so that the first
+    of a repeated one wins: reversed again, they are in the order sent.)"""
+    headers = header_values(raw)
     return {name: REDACTED if name in SECRET_HEADERS else value for name, value in reversed(headers.items())}
 
 
@@ -90,38 +104,44 @@ class JournalBudget:
         self.total = total
         self.used = 0
         self._seq = 0
-        # (seq, journal) per entry ever recorded, oldest first; entries a journal dropped itself stay here
-        # until popped or compacted away.
-        self._order: deque[tuple[int, weakref.ref[Journal]]] = deque()
-        self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
+        # (seq, journal number) per entry ever recorded, oldest first; entries a journal dropped itself stay here
+        # until popped or compacted away. Numbers, not references: a tuple of two ints is no work for the garbage
+        # collector, and the order holds one per entry.
+        self._order: deque[tuple[int, int]] = deque()
+        self._journals: dict[int, weakref.ref[Journal]] = {}  # by number
+        self._numbers = 0
         self._live = 0
 
-    def _register(self, journal: Journal, usage: _Usage) -> None:
-        self._journals.add(journal)
-        weakref.finalize(journal, self._forget, usage)
+    def _register(self, journal: Journal, usage: _Usage) -> int:
+        """The journal's number in the order."""
+        self._numbers += 1
+        self._journals[self._numbers] = weakref.ref(journal)
+        weakref.finalize(journal, self._forget, usage, self._numbers)
+        return self._numbers
 
-    def _forget(self, usage: _Usage) -> None:
+    def _forget(self, usage: _Usage, number: int) -> None:
         """A journal was dropped (its session evicted) without being cleared: its bytes are free again."""
+        self._journals.pop(number, None)
         self.used -= usage.bytes
         self._live -= usage.entries
         usage.bytes = usage.entries = 0
 
-    def _next(self, journal: Journal) -> int:
-        self._seq += 1
-        self._order.append((self._seq, weakref.ref(journal)))
-        return self._seq
-
     def _fit(self) -> None:
         while self.used > self.total and self._order:
-            seq, ref = self._order.popleft()
-            journal = ref()
+            seq, number = self._order.popleft()
+            ref = self._journals.get(number)
+            journal = ref() if ref is not None else None
             if journal is not None:
                 journal._drop_if_oldest(seq)
 
     def _compact(self) -> None:
         """Forget the order of entries the journals dropped themselves (their own bound, a clear)."""
-        live = sorted((e.seq, weakref.ref(j)) for j in self._journals for e in j._entries)
-        self._order = deque(live)
+        live = []
+        for number, ref in self._journals.items():
+            journal = ref()
+            if journal is not None:
+                live += [(e[_SEQ], number) for e in journal._entries]
+        self._order = deque(sorted(live))
 
 
 class Journal:
@@ -130,9 +150,9 @@ class Journal:
     def __init__(self, max_bytes: int = DEFAULT_JOURNAL_BYTES, budget: JournalBudget | None = None) -> None:
         self.max_bytes = max_bytes
         self._budget = budget if budget is not None else JournalBudget()
-        self._entries: deque[_Entry] = deque()
+        self._entries: deque[tuple[Any, ...]] = deque()  # _Entry's fields, as plain tuples
         self._usage = _Usage()
-        self._budget._register(self, self._usage)
+        self._number = self._budget._register(self, self._usage)  # what the budget's order names it by
 
     @property
     def enabled(self) -> bool:
@@ -156,28 +176,33 @@ class Journal:
         request_is_json: bool,
         response_raw: bytes,
         *,
-        request_headers: dict[str, str] | None = None,
+        request_headers: RawHeaders = (),
         injected: bool = False,
         client_certificate: ClientCertificate | None = None,
     ) -> None:
+        """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
             return
-        headers = request_headers or {}
+        headers = tuple(request_headers)
         request_size, response_size = len(request_raw), len(response_raw)
         if request_size > JOURNAL_BODY_BYTES:
             request_raw = request_raw[:JOURNAL_BODY_BYTES]
         if response_size > JOURNAL_BODY_BYTES:
             response_raw = response_raw[:JOURNAL_BODY_BYTES]
         cost = ENTRY_OVERHEAD + len(path) + len(request_raw) + len(response_raw)
-        if headers:  # the head is bounded (http/connection.py: 64 KiB by default); a dict slot costs about 100 bytes
-            cost += sum(100 + len(name) + len(value) for name, value in headers.items())
+        if headers:  # the head is bounded (http/connection.py: 64 KiB by default); a pair costs about 100 bytes
+            cost += 100 * len(headers)
+            for name, value in headers:
+                cost += len(name) + len(value)
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
-        while self._entries and (len(self._entries) >= JOURNAL_SIZE or self._usage.bytes + cost > self.max_bytes):
+        entries, usage, budget = self._entries, self._usage, self._budget
+        while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
             self._drop_oldest()
-        budget = self._budget
-        self._entries.append(
-            _Entry(
+        budget._seq = seq = budget._seq + 1
+        budget._order.append((seq, self._number))
+        entries.append(
+            (
                 received_at,
                 method,
                 path,
@@ -190,13 +215,13 @@ class Journal:
                 request_size,
                 response_size,
                 cost,
-                budget._next(self),
+                seq,
                 injected,
                 client_certificate,
             )
         )
-        self._usage.bytes += cost
-        self._usage.entries += 1
+        usage.bytes += cost
+        usage.entries += 1
         budget.used += cost
         budget._live += 1
         if budget.used > budget.total:
@@ -206,13 +231,20 @@ class Journal:
 
     def _drop_oldest(self) -> None:
         entry = self._entries.popleft()
-        self._usage.bytes -= entry.cost
+        cost = entry[_COST]
+        self._usage.bytes -= cost
         self._usage.entries -= 1
-        self._budget.used -= entry.cost
-        self._budget._live -= 1
+        budget = self._budget
+        budget.used -= cost
+        budget._live -= 1
+        order = budget._order
+        if order and order[0][0] == entry[_SEQ]:
+            # The oldest of every journal: its place in the overall order goes now, not at the next compaction
+            # (one busy session keeps the order as short as its journal).
+            order.popleft()
 
     def _drop_if_oldest(self, seq: int) -> None:
-        if self._entries and self._entries[0].seq == seq:
+        if self._entries and self._entries[0][_SEQ] == seq:
             self._drop_oldest()
 
     def entries(
@@ -221,7 +253,8 @@ class Journal:
         """Oldest first, in the shape of the admin spec's JournalEntry; only those of `operation_id`, answered
         with `status`, received at or after `since`, when given."""
         out = []
-        for e in self._entries:
+        for kept in self._entries:
+            e = _Entry._make(kept)
             if (
                 (operation_id is not None and e.operation_id != operation_id)
                 or (status is not None and e.status != status)

@@ -100,11 +100,9 @@ class Schedules:
     def __init__(self) -> None:
         self._schedules: list[Schedule] = []
         self._count = 0
-        self._timed = 0  # pending schedules with an `at`: most sessions have none, and every call asks
+        # Pending schedules with an `at`: most sessions have none, and every call asks (state/sessions.apply_due).
+        self.timed_pending = 0
         self.held_bytes = 0  # their footprint (state/footprint.py), counted against the session's bound
-
-    def __len__(self) -> int:
-        return len(self._schedules)
 
     @property
     def count(self) -> int:
@@ -115,7 +113,7 @@ class Schedules:
         """After the schedules of a state file were added back as they were: the count of ids goes on from
         `count`, and the timed ones still pending are those of the ones added."""
         self._count = count
-        self._timed = sum(1 for s in self._schedules if s.state == PENDING and s.plan.at is not None)
+        self.timed_pending = sum(1 for s in self._schedules if s.state == PENDING and s.plan.at is not None)
 
     @staticmethod
     def cost(plan: ScheduledTransition) -> int:
@@ -127,7 +125,7 @@ class Schedules:
         schedule = Schedule(f"schedule-{self._count}", plan)
         self._schedules.append(schedule)
         if plan.at is not None:
-            self._timed += 1
+            self.timed_pending += 1
         self.held_bytes += self.cost(plan)
         return schedule
 
@@ -139,7 +137,7 @@ class Schedules:
 
     def due_by(self, now: datetime) -> list[Schedule]:
         """The pending schedules whose instant has come, earliest first."""
-        if not self._timed:
+        if not self.timed_pending:
             return []
         due = [s for s in self._schedules if s.state == PENDING and s.plan.at is not None and s.plan.at <= now]
         return sorted(due, key=lambda s: s.plan.at or now)
@@ -160,7 +158,11 @@ class Schedules:
         """Mark a due schedule applied, or failed with the reason."""
         schedule.state, schedule.outcome = (APPLIED, None) if failure is None else (FAILED, failure)
         if schedule.plan.at is not None:
-            self._timed -= 1
+            self.timed_pending -= 1
+
+    def __len__(self) -> int:
+        """How many schedules are listed, settled or not: none, in nearly every session."""
+        return len(self._schedules)
 
     def pending(self) -> list[Schedule]:
         return [s for s in self._schedules if s.state == PENDING]
@@ -172,11 +174,11 @@ class Schedules:
         """An independent copy (a snapshot's)."""
         other = Schedules()
         other._schedules = [replace(s) for s in self._schedules]
-        other._count, other._timed, other.held_bytes = self._count, self._timed, self.held_bytes
+        other._count, other.timed_pending, other.held_bytes = self._count, self.timed_pending, self.held_bytes
         return other
 
     def clear(self) -> None:
         self._schedules.clear()
         self._count = 0
-        self._timed = 0
+        self.timed_pending = 0
         self.held_bytes = 0

@@ -15,6 +15,7 @@ from mock_server.domain.models import Scenario, ScheduledTransition
 from mock_server.domain.words import counted
 from mock_server.state.bounds import Bounds, ByteMeter, check_room
 from mock_server.state.divergences import Divergences
+from mock_server.state.encoded import EncodedEvents
 from mock_server.state.evictions import EvictionRecords, Tombstone
 from mock_server.state.faults import Faults
 from mock_server.state.footprint import scenario_footprint
@@ -41,6 +42,7 @@ class Session:
         clock_start: datetime | None,
         bounds: Bounds | None = None,
         journal_budget: JournalBudget | None = None,
+        encoded_events: EncodedEvents | None = None,
     ) -> None:
         bounds = bounds or Bounds()
         self.name = name
@@ -52,6 +54,8 @@ class Session:
         self.meter.count(lambda: self.schedules.held_bytes)
         self.meter.count(lambda: self.snapshots.held_bytes)
         self.store = Store(scenario, bounds, self.meter)
+        # The events' answers, encoded once per version: shared by every session, as the seed is.
+        self.encoded_events = encoded_events if encoded_events is not None else EncodedEvents()
         self.journal = Journal(bounds.journal_bytes, journal_budget)
         self.faults = Faults(bounds.max_faults)
         self.clock = Clock(clock_start)
@@ -133,12 +137,16 @@ class Session:
 
     def apply_due(self, now: datetime) -> None:
         """Apply the schedules whose instant `now` has reached, each on the date it was due."""
+        if not self.schedules.timed_pending:  # what every call finds in nearly every session
+            return
         for schedule in self.schedules.due_by(now):
             assert schedule.plan.at is not None
             self._apply(schedule, schedule.plan.at)
 
     def count_lookup(self, key: str, now: datetime) -> None:
         """A lookup of the event `key` is being answered: apply the schedules it completes, before it answers."""
+        if not self.schedules:
+            return
         for schedule in self.schedules.looked_up(uuid_text(key)):
             self._apply(schedule, now)
 
@@ -193,6 +201,7 @@ class Sessions:
         self.bounds = bounds or Bounds()
         # Every session's journal shares one overall byte bound (an evicted session's bytes come back).
         self.journal_budget = JournalBudget(self.bounds.journal_total_bytes)
+        self.encoded_events = EncodedEvents()
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.evicted = EvictionRecords()
         self.evictions = 0
@@ -223,7 +232,8 @@ class Sessions:
             session = self._create(name, explicit)
         else:
             self._sessions.move_to_end(name)
-            session.explicit = session.explicit or explicit
+            if explicit:
+                session.explicit = True
         session.last_used = time.time()
         session.in_flight += 1
         session.generation += 1
@@ -334,6 +344,7 @@ class Sessions:
             self._clock_start,
             self.bounds,
             self.journal_budget,
+            self.encoded_events,
         )
         session.explicit = explicit
         self._sessions[name] = session

@@ -515,7 +515,10 @@ class Store:
         self._proposals.append((account.account_id, proposal.limit_update_request_id))
         self._proposal_ids[proposal.limit_update_request_id] = cost
         if len(kept) > MAX_PROPOSALS_PER_ACCOUNT:
-            self.held_bytes -= self._proposal_ids.pop(kept.pop(0).limit_update_request_id, 0)
+            dropped = kept.pop(0).limit_update_request_id
+            self.held_bytes -= self._proposal_ids.pop(dropped, 0)
+            if self._proposals[0][1] == dropped:  # the session's oldest too: its place in the order goes now
+                self._proposals.popleft()
         while len(self._proposal_ids) > MAX_PROPOSALS_PER_SESSION:
             account_id, proposal_id = self._proposals.popleft()
             if proposal_id in self._proposal_ids:
@@ -535,14 +538,16 @@ def _limits_change(old: Limits, new: Limits) -> int:
 def _proposal(
     proposal_id: str, target: str, current: Limits, pix: Limits, outcome: Outcome, default_status: str, now: datetime
 ) -> Proposal:
+    # Positional, in the order of Proposal's fields (limit_update_request_id, target, pix, analysis_status,
+    # client_notification_status, status, event_date): keywords cost more, once per limit change.
     return Proposal(
-        limit_update_request_id=proposal_id,
-        target=target,
-        pix=pix,
-        analysis_status=outcome.analysis_status or AUTOMATICALLY_APPROVED,
-        client_notification_status=outcome.client_notification_status or limit_rules.notification_status(current, pix),
-        status=outcome.status or default_status,
-        event_date=timestamp(now),
+        proposal_id,
+        target,
+        pix,
+        outcome.analysis_status or AUTOMATICALLY_APPROVED,
+        outcome.client_notification_status or limit_rules.notification_status(current, pix),
+        outcome.status or default_status,
+        timestamp(now),
     )
 
 

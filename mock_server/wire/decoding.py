@@ -70,8 +70,15 @@ SCENARIO_JSON = json.JSONDecoder(
 
 
 def decode_json_text(text: str) -> Any:
-    """JSON text as the API reads it: NaN, Infinity and numbers beyond a double's range are ValueErrors."""
-    return _DECODER.decode(text)
+    """JSON text as the API reads it: NaN, Infinity and numbers beyond a double's range are ValueErrors.
+
+    A document with no whitespace around it (what clients send) is read by `raw_decode` alone; `decode` adds two
+    regular-expression passes for that whitespace and reads anything else, raising what it raises."""
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except json.JSONDecodeError:
+        return _DECODER.decode(text)
+    return value if end == len(text) else _DECODER.decode(text)
 
 
 def _shallow_schema(limit: int) -> dict[str, Any]:

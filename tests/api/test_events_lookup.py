@@ -221,6 +221,18 @@ def test_lookup_reports_a_payment_made_by_the_orchestration(client: httpx.Client
     assert [i["event_conciliation_status"] for i in body["event_conciliation_list"]] == ["paid"]
 
 
+def test_a_lookup_answered_before_a_payment_answers_the_payment_after_it(client: httpx.Client) -> None:
+    """The answer is encoded once per version of the event: a payment, a cancellation and a snapshot's restore each
+    answer their own version, never the bytes of an earlier lookup."""
+    assert lookup(client, PARTIALLY_PAID_EVENT).json()["status"] == "pending_conciliation"
+    assert client.post("/__mock/snapshots/before").status_code == 201
+    client.post(f"/__mock/events/{PARTIALLY_PAID_EVENT}/pay", json={"paid_at": "2026-11-21"}).raise_for_status()
+
+    assert lookup(client, PARTIALLY_PAID_EVENT).json()["status"] == "paid"
+    assert client.post("/__mock/snapshots/before/restore").status_code == 200
+    assert lookup(client, PARTIALLY_PAID_EVENT).json()["status"] == "pending_conciliation"
+
+
 def test_money_stays_exact_through_payments(client: httpx.Client) -> None:
     """0.10 + 0.20 paid is written 0.3, and the largest amount keeps its cents (no binary-float drift)."""
     key = "11111111-1111-4111-8111-111111111111"

@@ -192,6 +192,8 @@ CURRENT = {"withdraw": (DAY, NIGHT), "change": (LimitWindow("06:00:00-03:00", 10
         ),
         pytest.param({"withdraw": (NIGHT, DAY)}, True, id="swapped-bigger-amount-now-in-position-2"),
         pytest.param({}, False, id="nothing-proposed"),
+        pytest.param({"withdraw": CURRENT["withdraw"]}, False, id="the-same-windows-object"),
+        pytest.param({"withdraw": CURRENT["withdraw"], "pix_new": (DAY,)}, True, id="same-object-then-new-mode"),
     ],
 )
 def test_goes_up_compares_windows_by_position(proposed: dict[str, tuple[LimitWindow, ...]], expected: bool) -> None:

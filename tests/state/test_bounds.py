@@ -117,6 +117,41 @@ def test_the_overall_order_does_not_grow_with_entries_the_journals_dropped_thems
     assert len(budget._order) <= 2 * len(journal) + 1024
 
 
+def test_one_busy_session_keeps_the_overall_order_as_short_as_its_journal():
+    """Its oldest entry is the oldest of all: its place in the order goes with it, not at a later compaction."""
+    budget = JournalBudget(total=1024 * 1024 * 1024)
+    journal = Journal(budget=budget)
+    for _ in range(3 * JOURNAL_SIZE):
+        _record(journal)
+    assert len(journal) == JOURNAL_SIZE
+    assert len(budget._order) == JOURNAL_SIZE
+
+
+def test_an_entry_costs_the_garbage_collector_nothing_once_it_has_seen_it():
+    """Entries are plain tuples of bytes, strings, numbers and the headers as tuples: CPython stops tracking such a
+    tuple at its first collection (never a NamedTuple's, nor a list's), so a full journal adds nothing to walk."""
+    budget = JournalBudget()
+    journal = Journal(budget=budget)
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+    journal.record(AT, "POST", "/p", "registerAccountLimit", 201, b"{}", True, b"{}", request_headers=headers)
+    gc.collect()
+    gc.collect()  # a tuple is let go once all it holds is: the headers' tuple first, the entry at the next pass
+    assert not any(gc.is_tracked(entry) for entry in journal._entries)
+    assert not any(gc.is_tracked(place) for place in budget._order)
+    assert journal.entries()[0]["request_headers"] == {"host": "127.0.0.1", "content-type": "application/json"}
+
+
+def test_the_journal_reads_repeated_and_secret_headers_as_before():
+    journal = Journal()
+    headers = [(b"authorization", b"Bearer x"), (b"x-a", b"1"), (b"x-b", b"2"), (b"x-a", b"3")]
+    journal.record(AT, "GET", "/p", "getExtraordinaryEvent", 200, b"", False, b"{}", request_headers=headers)
+    assert list(journal.entries()[0]["request_headers"].items()) == [
+        ("authorization", "[redacted]"),
+        ("x-b", "2"),
+        ("x-a", "1"),  # the first of a repeated header wins, in the place of its last
+    ]
+
+
 @pytest.mark.parametrize(
     ("header", "token", "matches"),
     [

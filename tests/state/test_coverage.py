@@ -114,3 +114,11 @@ def test_markdown_has_a_row_per_operation_and_the_field_table() -> None:
     assert "| `getExtraordinaryEvent` GET `/event/{key}` | 1 | 200 (1) | 400, 404, 500 | - | - |" in text
     assert "| `other` | `account_id` | 1 |" in text
     assert "None." in markdown(coverage().report())
+
+
+def test_a_call_counted_without_fields_reads_as_one_recorded_without_them() -> None:
+    counted, recorded = coverage(), coverage()
+    for status, injected in ((200, False), (200, False), (503, True), (418, False)):
+        counted.count("getExtraordinaryEvent", status, injected)
+        recorded.record("getExtraordinaryEvent", status, injected=injected)
+    assert counted.report() == recorded.report()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.cpu_cost import CpuResult, CpuRow, Sample, cpu_section, ratio_of, round_ratios, splice
 from bench.gen_scenario import event_key, write_scenario
 from bench.harness import WrkResult, parse_wrk
 from bench.load_stages import STAGES, stages
@@ -124,3 +125,68 @@ def test_the_load_stages_table_shows_each_syntax_beside_the_rows_loads() -> None
     assert "| rapidyaml | parse a batch and write it as JSON (rapidyaml, C++) | (none) | 0.10 |" in text
     assert "| the same load timed whole, one core | | **1.50** | **2.50** |" in text
     assert "| the row above: load (wall, every core, start-up included) | | 1.40 s | n/a |" in text
+
+
+def cpu_row(label: str, lookup_us: list[float], limit_us: list[float], errors: int = 0) -> CpuRow:
+    """A row whose rounds cost these CPU µs per request (10,000 requests a round)."""
+    return CpuRow(
+        label,
+        "",
+        {
+            "lookup": [Sample(10_000, us / 100, 5.0, errors) for us in lookup_us],
+            "limit": [Sample(10_000, us / 100, 5.0, 0) for us in limit_us],
+        },
+    )
+
+
+def test_cpu_per_request_is_compared_with_bare_round_by_round() -> None:
+    bare = cpu_row("bare Starlette", [40, 44, 42], [50, 50, 50])
+    mock = cpu_row("mock default", [50, 40, 60], [100, 80, 70])
+    result = CpuResult([mock, bare], rounds=3, seconds=5.0, connections=32)
+    assert round_ratios(bare, mock, "lookup") == pytest.approx([0.8, 1.1, 0.7])
+    assert ratio_of(result, "mock default", "lookup") == pytest.approx((0.8, 0.7, 1.1))  # median, lowest, highest
+    text = "\n".join(cpu_section(result, "make bench-cpu", "abc1234", when="today"))
+    assert "Made by `make bench-cpu` on today at commit abc1234" in text
+    assert "| mock default | event lookup | 50.0 | **0.80x** | 0.70-1.10 | 2,000 | 0 |" in text
+    assert "| bare Starlette | event lookup | 42.0 | 1.00x |  | 2,000 | 0 |" in text
+    assert target(text, "event lookup: CPU per request ≥ 0.85x").endswith("| 0.80x | **MISSED** |")
+    assert target(text, "limit change: CPU per request ≥ 0.65x").endswith("| 0.62x | **MISSED** |")
+    better = CpuResult([cpu_row("mock default", [45], [70]), cpu_row("bare Starlette", [40], [50])], 1, 5.0, 32)
+    text = "\n".join(cpu_section(better, "make bench-cpu", "abc1234"))
+    assert target(text, "event lookup: CPU per request ≥ 0.85x").endswith("| 0.89x | **met** |")
+    assert target(text, "limit change: CPU per request ≥ 0.65x").endswith("| 0.71x | **met** |")
+
+
+def test_a_round_with_errors_is_left_out_of_the_cpu_ratio() -> None:
+    bare = cpu_row("bare Starlette", [40, 40], [50, 50])
+    mock = CpuRow("mock default", "", {"lookup": [Sample(10_000, 0.5, 5.0, 3), Sample(10_000, 0.8, 5.0, 0)]})
+    assert round_ratios(bare, mock, "lookup") == pytest.approx([0.5])
+    assert ratio_of(CpuResult([mock, bare], 2, 5.0, 32), "mock default", "limit") is None
+
+
+def test_the_cpu_section_replaces_its_own_and_nothing_else() -> None:
+    section = "## Server CPU per request\nnew"
+    document = "# Benchmarks\n\n## Throughput\nrows\n\n## pytest fixture cost: x\nfix\n\n## Targets\n| t |\n"
+    once = splice(document, section)
+    assert once == (
+        "# Benchmarks\n\n## Throughput\nrows\n\n## pytest fixture cost: x\nfix\n\n"
+        + section
+        + "\n\n## Targets\n| t |\n"
+    )
+    assert splice(once.replace("new", "old"), section) == once
+    assert splice("", section) == section + "\n\n"
+    assert splice("# Benchmarks\n", section) == "# Benchmarks\n\n" + section + "\n\n"
+    last = "# Benchmarks\n\n## Server CPU per request\nold\n"
+    assert splice(last, section) == "# Benchmarks\n\n" + section + "\n\n"
+
+
+def test_make_bench_writes_the_cpu_section_where_bench_cpu_finds_it() -> None:
+    info = RunInfo("make bench", "abc1234", Load(), False, 0, True, Path("/repo"), 60)
+    cpu = CpuResult([cpu_row("mock default", [45], [70]), cpu_row("bare Starlette", [40], [50])], 1, 5.0, 32)
+    text = render(Results(cpu=cpu), info)
+    assert text.index("## Throughput") < text.index("## Server CPU per request") < text.index("## Targets")
+    rewritten = splice(text, "## Server CPU per request\nnew")
+    assert "new" in rewritten and rewritten.count("## Server CPU per request") == 1
+    assert (
+        rewritten.startswith("# Benchmarks") and "## Targets" in rewritten and "| mock default | event" not in rewritten
+    )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from mock_server.domain.errors import ApiError, MalformedJson, UnsupportedMediaType
-from mock_server.wire.decoding import is_json_media_type, parse_json
+from mock_server.wire import decoding
+from mock_server.wire.decoding import decode_json_text, is_json_media_type, parse_json
 
 JSON = "application/json"
 
@@ -178,3 +180,19 @@ def test_every_parse_failure_is_a_contract_error() -> None:
     for raw in samples:
         with contextlib.suppress(ApiError):
             parse_json(raw, JSON)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a":1}', ' {"a":1}', '{"a":1}\n', '\t{"a":1} ', '{"a":1}x', ' {"a":1} x', "", " ", "[1,]", "1e400", "NaN"],
+)
+def test_a_document_reads_alike_with_or_without_whitespace_around_it(text: str) -> None:
+    """The reading skips `decode`'s whitespace passes when there is none: what it makes or says is decode's."""
+
+    def read(reader: Callable[[str], Any]) -> tuple[str, Any]:
+        try:
+            return "value", reader(text)
+        except ValueError as error:
+            return type(error).__name__, str(error)
+
+    assert read(decode_json_text) == read(decoding._DECODER.decode)
