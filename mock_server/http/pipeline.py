@@ -200,7 +200,7 @@ class OperationRunner:
         # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
         # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
-        self._checks_token = guarded and not public
+        self._authorizes = not public  # every admin call: its origin, then the token (the public API: neither)
         self._opens_none = session_use is SessionUse.NONE
         self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
         self._validates_responses = server.settings.validate_responses  # settings are frozen
@@ -209,7 +209,7 @@ class OperationRunner:
         """Answer the request: the steps below, then the response, sent."""
         exchange = Exchange(scope, receive, scope["headers"])
         try:
-            if self._checks_token:
+            if self._authorizes:
                 self._authorize(exchange)
             self._open_session(exchange)
             session = exchange.session
@@ -254,8 +254,6 @@ class OperationRunner:
         """An admin call from a page on another origin, or one that changes state without what no such page can
         send, is refused (http/cross_origin.py); then, when the server has one, the admin token is checked. Admin
         calls only: the public API's hot path never decodes its headers."""
-        if self.public:
-            return
         method, headers = exchange.scope["method"], header_values(exchange.raw_headers)
         refusal = cross_origin.foreign_origin(method, headers)
         token = self.server.settings.admin_token

@@ -89,7 +89,7 @@ def test_the_protocol_says_whether_the_body_has_arrived_whole():
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    head = b"POST /x HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n"
+    head = b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n"
     with threaded_server(app) as port, socket.create_connection(("127.0.0.1", port), timeout=SAFETY) as sock:
         sock.sendall(head + b'{"a": 1}')
         assert sock.recv(4096).startswith(b"HTTP/1.1 204")

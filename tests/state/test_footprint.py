@@ -73,7 +73,9 @@ def test_an_accounts_footprint_errs_high_but_not_far() -> None:
         {
             "account_id": f"acc-{i:06d}",
             "registration_date": "2026-11-21T09:00:00-03:00",
-            "limit": {"pix": {mode: _windows(2) for mode in MODES[:3]}},
+            # Amounts of its own: windows sent alike are one shared object (domain/conversions.py), which the
+            # footprint counts in every account holding it (high, as a bound should err).
+            "limit": {"pix": {mode: _windows(2, amount=500000 + 10 * i) for mode in MODES[:3]}},
         }
         for i in range(500)
     ]
