@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import uvicorn
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from mock_server.http.connection import protocol_class
 from mock_server.http.hosts import HostPolicy
@@ -20,7 +20,7 @@ SAFETY = 10.0  # seconds: only a broken server waits this long
 
 
 @contextmanager
-def threaded_server(app: Starlette, allowed_hosts: Iterable[str] = ()) -> Iterator[int]:
+def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = ()) -> Iterator[int]:
     """Serve `app` until the block ends; yields the port. `allowed_hosts` as `--allowed-hosts` takes them."""
     config = uvicorn.Config(
         app,
