@@ -23,7 +23,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mock_server.domain.errors import ApiError, HostNotAllowed, MalformedHttp, bounded_text
 
@@ -31,6 +31,7 @@ from mock_server.domain.errors import ApiError, HostNotAllowed, MalformedHttp, b
 _NAME = re.compile(r"[a-z0-9_~-]+(\.[a-z0-9_~-]+)*")
 _PORT = re.compile(r"[0-9]*")
 ANY_HOST = "*"
+MAX_ANSWERED = 64  # Host values remembered as answered
 
 
 def host_name(value: str) -> str | None:
@@ -84,6 +85,9 @@ class HostPolicy:
 
     allowed: tuple[str, ...] = ()
     bound: str | None = None
+    # Host values already answered, as sent: a client sends the same one on every request, and parsing it again
+    # (an IP address through `ipaddress`) was a few microseconds a request. Bounded: a client cannot grow it.
+    _answered: set[bytes] = field(default_factory=set, compare=False, repr=False)
 
     @classmethod
     def build(cls, allowed: Iterable[str], bound: str | None) -> HostPolicy:
@@ -107,6 +111,8 @@ class HostPolicy:
         could each act on another one. HTTP/1.0 needs none."""
         if len(hosts) > 1:
             return MalformedHttp("The request carries more than one Host header; send one (RFC 9112 3.2).")
+        if len(hosts) == 1 and hosts[0] in self._answered:
+            return None
         if not hosts:
             if http_version == "1.1":
                 return MalformedHttp("An HTTP/1.1 request carries a Host header (RFC 9112 3.2); this one has none.")
@@ -116,6 +122,8 @@ class HostPolicy:
         if host is None:
             return MalformedHttp(f"The Host header {bounded_text(value, 100)!r} is not host[:port] (RFC 9112 3.2).")
         if self.allows(host):
+            if len(self._answered) < MAX_ANSWERED:
+                self._answered.add(hosts[0])
             return None
         return HostNotAllowed(
             f"This server does not answer to the name {bounded_text(host, 100)!r}: a page whose name was made to "

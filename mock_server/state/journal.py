@@ -98,22 +98,22 @@ class _Usage:
 
 class JournalBudget:
     """The overall bound: the bytes every journal holds together. Beyond `total`, the globally oldest entry
-    goes first, whichever session holds it."""
+    goes first, whichever session holds it.
+
+    The budget keeps no order of its own: every entry carries its number in the order of all (`seq`), and each
+    journal's oldest entry is its first, so the globally oldest is the lowest of the journals' first entries. That
+    is looked for only when the total is exceeded (rare: 256 MiB by default), over at most --max-sessions
+    journals; recording an entry costs the budget two additions."""
 
     def __init__(self, total: int = DEFAULT_JOURNAL_TOTAL_BYTES) -> None:
         self.total = total
         self.used = 0
         self._seq = 0
-        # (seq, journal number) per entry ever recorded, oldest first; entries a journal dropped itself stay here
-        # until popped or compacted away. Numbers, not references: a tuple of two ints is no work for the garbage
-        # collector, and the order holds one per entry.
-        self._order: deque[tuple[int, int]] = deque()
         self._journals: dict[int, weakref.ref[Journal]] = {}  # by number
         self._numbers = 0
-        self._live = 0
 
     def _register(self, journal: Journal, usage: _Usage) -> int:
-        """The journal's number in the order."""
+        """The journal's number."""
         self._numbers += 1
         self._journals[self._numbers] = weakref.ref(journal)
         weakref.finalize(journal, self._forget, usage, self._numbers)
@@ -123,25 +123,23 @@ class JournalBudget:
         """A journal was dropped (its session evicted) without being cleared: its bytes are free again."""
         self._journals.pop(number, None)
         self.used -= usage.bytes
-        self._live -= usage.entries
         usage.bytes = usage.entries = 0
 
     def _fit(self) -> None:
-        while self.used > self.total and self._order:
-            seq, number = self._order.popleft()
-            ref = self._journals.get(number)
-            journal = ref() if ref is not None else None
-            if journal is not None:
-                journal._drop_if_oldest(seq)
-
-    def _compact(self) -> None:
-        """Forget the order of entries the journals dropped themselves (their own bound, a clear)."""
-        live = []
-        for number, ref in self._journals.items():
-            journal = ref()
-            if journal is not None:
-                live += [(e[_SEQ], number) for e in journal._entries]
-        self._order = deque(sorted(live))
+        """Drop the globally oldest entries until the journals fit `total` together."""
+        while self.used > self.total:
+            oldest: Journal | None = None
+            for ref in self._journals.values():
+                journal = ref()
+                if (
+                    journal is not None
+                    and journal._entries
+                    and (oldest is None or journal._entries[0][_SEQ] < oldest._entries[0][_SEQ])
+                ):
+                    oldest = journal
+            if oldest is None:
+                return
+            oldest._drop_oldest()
 
 
 class Journal:
@@ -152,7 +150,7 @@ class Journal:
         self._budget = budget if budget is not None else JournalBudget()
         self._entries: deque[tuple[Any, ...]] = deque()  # _Entry's fields, as plain tuples
         self._usage = _Usage()
-        self._number = self._budget._register(self, self._usage)  # what the budget's order names it by
+        self._number = self._budget._register(self, self._usage)  # what the budget knows it by
 
     @property
     def enabled(self) -> bool:
@@ -200,7 +198,6 @@ class Journal:
         while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
             self._drop_oldest()
         budget._seq = seq = budget._seq + 1
-        budget._order.append((seq, self._number))
         entries.append(
             (
                 received_at,
@@ -223,29 +220,15 @@ class Journal:
         usage.bytes += cost
         usage.entries += 1
         budget.used += cost
-        budget._live += 1
         if budget.used > budget.total:
             budget._fit()
-        if len(budget._order) > 2 * budget._live + 1024:
-            budget._compact()
 
     def _drop_oldest(self) -> None:
         entry = self._entries.popleft()
         cost = entry[_COST]
         self._usage.bytes -= cost
         self._usage.entries -= 1
-        budget = self._budget
-        budget.used -= cost
-        budget._live -= 1
-        order = budget._order
-        if order and order[0][0] == entry[_SEQ]:
-            # The oldest of every journal: its place in the overall order goes now, not at the next compaction
-            # (one busy session keeps the order as short as its journal).
-            order.popleft()
-
-    def _drop_if_oldest(self, seq: int) -> None:
-        if self._entries and self._entries[0][_SEQ] == seq:
-            self._drop_oldest()
+        self._budget.used -= cost
 
     def entries(
         self, operation_id: str | None = None, status: int | None = None, since: datetime | None = None

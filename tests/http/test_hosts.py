@@ -239,3 +239,31 @@ def test_the_threat_model_page_shows_what_the_server_answers_a_rebinding_host(se
     status, _, body, _ = send(request("/__mock/state", "Host: evil.example:8000"))
     assert status == 403
     assert json.loads(shown["body"]) == body
+
+
+def test_a_host_once_answered_is_answered_again_without_reading_it_and_a_refused_one_is_never_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mock_server.http import hosts as hosts_module
+
+    policy = HostPolicy()
+    assert policy.refusal([b"127.0.0.1:8000"], "1.1") is None
+    assert isinstance(policy.refusal([b"evil.example:8000"], "1.1"), HostNotAllowed)
+
+    def unread(value: str) -> str | None:
+        raise AssertionError(f"{value!r} read again")
+
+    monkeypatch.setattr(hosts_module, "host_name", unread)
+    assert policy.refusal([b"127.0.0.1:8000"], "1.1") is None  # remembered: not read again
+    with pytest.raises(AssertionError):
+        policy.refusal([b"evil.example:8000"], "1.1")  # never remembered: read (and refused) every time
+    assert isinstance(policy.refusal([b"127.0.0.1:8000", b"127.0.0.1:8000"], "1.1"), MalformedHttp)  # two: 400
+
+
+def test_the_hosts_remembered_are_bounded() -> None:
+    from mock_server.http.hosts import MAX_ANSWERED
+
+    policy = HostPolicy()
+    for port in range(MAX_ANSWERED * 3):
+        assert policy.refusal([b"127.0.0.1:%d" % port], "1.1") is None
+    assert len(policy._answered) == MAX_ANSWERED
