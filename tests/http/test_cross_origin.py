@@ -12,7 +12,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from mock_server.http.cross_origin import foreign_origin, lacks_admin_header
+from mock_server.http.cross_origin import foreign_origin, from_a_browser, lacks_admin_header
 from mock_server.spec.openapi import Specs, load_specs
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import WatchedTestClient, assert_error
@@ -63,14 +63,58 @@ CALLS = state_changing_calls(load_specs())
 # --- rule 2: a call that changes state carries what no simple request can ----------------------------------------
 
 
+# What an old browser sends with a page's form or no-cors fetch: no Origin, no Sec-Fetch-*, but its User-Agent.
+OLD_BROWSER = {"User-Agent": "Mozilla/5.0 (Windows NT 6.1; rv:60.0) Gecko/20100101 Firefox/60.0"}
+
+
 @pytest.mark.parametrize(("method", "path"), CALLS, ids=[f"{m} {p}" for m, p in CALLS])
-def test_a_bodyless_call_that_changes_state_needs_the_admin_header(
+def test_a_browsers_bodyless_call_that_changes_state_needs_the_admin_header(
     bare: WatchedTestClient, method: str, path: str
 ) -> None:
     before = world(bare)
-    body = assert_error(bare.request(method, path), 403, "admin_header_required")
+    body = assert_error(bare.request(method, path, headers=OLD_BROWSER), 403, "admin_header_required")
     assert "X-Mock-Admin: 1" in body["message"]
     assert world(bare) == before
+
+
+@pytest.mark.parametrize(
+    "marks",
+    [
+        OLD_BROWSER,
+        {"User-Agent": "Opera/9.80 (Windows NT 6.1) Presto/2.12.388 Version/12.18"},
+        {"Origin": "http://testserver"},  # this very origin: rule 1 lets it through, rule 2 still holds
+        {"Referer": "http://evil.test/page.html"},
+        {"Sec-Fetch-Mode": "no-cors"},
+        {"Sec-Fetch-Dest": "empty"},
+        {"Sec-Fetch-Site": "same-origin"},
+    ],
+    ids=["old Firefox", "old Opera", "Origin", "Referer", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Sec-Fetch-Site"],
+)
+def test_each_mark_of_a_browser_alone_holds_the_call_to_the_rule(
+    bare: WatchedTestClient, marks: dict[str, str]
+) -> None:
+    before = world(bare)
+    assert_error(
+        bare.post("/__mock/reset", headers={"User-Agent": "curl/8.5.0", **marks}), 403, "admin_header_required"
+    )
+    assert world(bare) == before
+
+
+@pytest.mark.parametrize(
+    "agent", ["curl/8.5.0", "python-httpx/0.28.1", "python-requests/2.32.3", "Java-http-client/17.0.13", None]
+)
+def test_a_program_resets_and_pays_without_the_header_as_the_contract_says(
+    bare: WatchedTestClient, agent: str | None
+) -> None:
+    """CONTRACT.md: POST /__mock/reset takes an optional body. A program sends none of a browser's marks: it could send
+    X-Mock-Admin as easily as anything, so the rule asks nothing of it."""
+    headers = {} if agent is None else {"User-Agent": agent}
+    if agent is None:
+        bare.headers.pop("user-agent", None)
+    assert bare.post("/__mock/reset", headers=headers).status_code == 200
+    paid = bare.post(f"/__mock/events/{PENDING_EVENT}/pay", headers=headers)
+    assert paid.status_code == 200, paid.text
+    assert bare.get(PENDING_EVENT_PATH).json()["status"] == "paid"
 
 
 @pytest.mark.parametrize(
@@ -80,7 +124,7 @@ def test_a_bodyless_call_that_changes_state_needs_the_admin_header(
 def test_a_body_a_form_can_send_does_not_count(bare: WatchedTestClient, content_type: str) -> None:
     before = world(bare)
     for path in ("/__mock/reset", f"/__mock/events/{PENDING_EVENT}/pay"):
-        response = bare.post(path, content=b'{"amount": 1}', headers={"Content-Type": content_type})
+        response = bare.post(path, content=b'{"amount": 1}', headers={"Content-Type": content_type, **OLD_BROWSER})
         assert_error(response, 403, "admin_header_required")
     assert world(bare) == before
 
@@ -113,16 +157,18 @@ def test_the_admin_token_is_enough(make_client: Any) -> None:
     with make_client(admin_token="s3cret") as guarded:
         guarded.headers.pop("X-Mock-Admin")
         cancel = f"/__mock/events/{PENDING_EVENT}/cancel"
-        assert_error(guarded.post(cancel), 401, "unauthorized")  # the token is asked for first
-        assert guarded.post(cancel, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert_error(guarded.post(cancel, headers=OLD_BROWSER), 401, "unauthorized")  # the token is asked for first
+        assert guarded.post(cancel, headers={"Authorization": "Bearer s3cret", **OLD_BROWSER}).status_code == 200
 
 
 def test_a_session_in_the_url_needs_the_header_too(app: Starlette, bare: WatchedTestClient) -> None:
     before = world(bare)
     with TestClient(app) as plain:  # not watched: reading the state first would make the session
-        assert_error(plain.post("/__session/job-1/__mock/reset"), 403, "admin_header_required")
+        refused = plain.post("/__session/job-1/__mock/reset", headers=OLD_BROWSER)
+        assert_error(refused, 403, "admin_header_required")
         assert world(bare) == before  # no session job-1 was made
-        assert plain.post("/__session/job-1/__mock/reset", headers={"X-Mock-Admin": "1"}).status_code == 200
+        allowed = plain.post("/__session/job-1/__mock/reset", headers={"X-Mock-Admin": "1", **OLD_BROWSER})
+        assert allowed.status_code == 200
 
 
 def test_reads_need_no_header(bare: WatchedTestClient) -> None:
@@ -222,8 +268,25 @@ def test_sec_fetch_site_wins_over_origin() -> None:
 
 
 def test_rule_2_reads_the_content_type_as_the_fetch_standard_does() -> None:
-    assert lacks_admin_header("POST", {"content-type": "TEXT/PLAIN ; charset=utf-8"}, False) is not None
-    assert lacks_admin_header("POST", {"content-type": "application/json; charset=utf-8"}, False) is None
-    assert lacks_admin_header("POST", {"content-type": "application/csp-report"}, False) is None
-    assert lacks_admin_header("GET", {}, False) is None
-    assert lacks_admin_header("DELETE", {}, True) is None  # the admin token was checked
+    browser = {"user-agent": OLD_BROWSER["User-Agent"]}
+    assert lacks_admin_header("POST", {**browser, "content-type": "TEXT/PLAIN ; charset=utf-8"}, False) is not None
+    assert lacks_admin_header("POST", {**browser, "content-type": "application/json; charset=utf-8"}, False) is None
+    assert lacks_admin_header("POST", {**browser, "content-type": "application/csp-report"}, False) is None
+    assert lacks_admin_header("GET", browser, False) is None
+    assert lacks_admin_header("DELETE", browser, True) is None  # the admin token was checked
+    assert lacks_admin_header("POST", {"content-type": "text/plain"}, False) is None  # no browser's mark: a program
+
+
+@pytest.mark.parametrize(
+    ("headers", "browser"),
+    [
+        ({}, False),
+        ({"user-agent": "curl/8.5.0"}, False),
+        ({"user-agent": "  MOZILLA/5.0 (X11)"}, True),
+        ({"user-agent": "python-httpx/0.28.1", "referer": "http://a/"}, True),
+        ({"origin": "null"}, True),
+        ({"sec-fetch-dest": "document"}, True),
+    ],
+)
+def test_a_browser_is_known_by_its_marks(headers: dict[str, str], browser: bool) -> None:
+    assert from_a_browser(headers) is browser
