@@ -28,6 +28,7 @@ from starlette.types import ASGIApp
 
 from mock_server import __version__, environment, probe
 from mock_server.domain.clock import parse_instant
+from mock_server.domain.documents import CNPJ_LENGTH, canonical_document, is_valid_document
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
@@ -83,6 +84,19 @@ def _host_list(value: str) -> tuple[str, ...]:
         return tuple(allowed_host_entry(entry) for entry in value.split(",") if entry.strip())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _cnpj_list(value: str) -> tuple[str, ...]:
+    """Comma-separated CNPJs, bare or punctuated, each with valid check digits -> their bare forms."""
+    cnpjs = []
+    for entry in (text.strip() for text in value.split(",")):
+        if not entry:
+            continue
+        bare = canonical_document(entry)
+        if len(bare) != CNPJ_LENGTH or not is_valid_document(entry):
+            raise argparse.ArgumentTypeError(f"{entry!r} is not a CNPJ (14 characters with valid check digits)")
+        cnpjs.append(bare)
+    return tuple(cnpjs)
 
 
 def _size(value: str) -> int:
@@ -425,6 +439,15 @@ def _tls_options(parser: argparse.ArgumentParser) -> None:
         "(a client may come without one; one it sends must still be trusted)",
     )
     group.add_argument(
+        "--client-cnpj",
+        type=_cnpj_list,
+        default=environment.default("client_cnpj"),
+        metavar="CNPJS",
+        help="with --client-ca: serve only clients whose certificate carries one of these CNPJs (comma-separated, "
+        "bare or punctuated); another institution's certificate, however well chained, is closed on right after "
+        "the handshake (default: any trusted certificate, told apart in the journal)",
+    )
+    group.add_argument(
         "--client-cert-header",
         default=environment.default("client_cert_header"),
         metavar="NAME",
@@ -477,6 +500,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         client_ca=args.client_ca,
         client_cert=args.client_cert or "required",
         client_cert_header=args.client_cert_header.lower() if args.client_cert_header else None,
+        client_cnpjs=args.client_cnpj or (),
         state_file=args.state_file,
         state_interval=args.state_interval,
     )
@@ -488,6 +512,8 @@ def _check_tls_options(parser: argparse.ArgumentParser, args: argparse.Namespace
         for flag, value in (("--tls-key", args.tls_key), ("--client-ca", args.client_ca)):
             if value is not None:
                 parser.error(f"argument {flag} needs --tls-cert (or MOCK_SERVER_TLS_CERT): the server speaks TLS")
+    if args.client_cnpj and args.client_ca is None:
+        parser.error("argument --client-cnpj needs --client-ca FILE: only a client certificate carries a CNPJ")
     if args.client_cert is not None and args.client_ca is None:
         parser.error("argument --client-cert needs --client-ca FILE: the CA a client certificate must be issued by")
     header = args.client_cert_header
@@ -624,7 +650,10 @@ def uvicorn_config(app: ASGIApp, settings: Settings, context: ssl.SSLContext | N
         log_config=_log_config(),
         # http/connection.py: uvicorn's httptools protocol plus the deadlines, head-size limit and Host rule it lacks.
         http=protocol_class(
-            settings.connection, HostPolicy.build(settings.allowed_hosts, settings.host), tls=context is not None
+            settings.connection,
+            HostPolicy.build(settings.allowed_hosts, settings.host),
+            tls=context is not None,
+            client_cnpjs=settings.client_cnpjs,
         ),
         timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
         timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]

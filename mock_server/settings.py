@@ -44,6 +44,8 @@ class Settings:
     # A header in which a TLS-terminating proxy on this machine forwards the verified client certificate (PEM,
     # URL-escaped); honoured from loopback peers only. Lower case.
     client_cert_header: str | None = None
+    # With client_ca: the only CNPJs whose client certificates are served (bare); empty: any trusted certificate.
+    client_cnpjs: tuple[str, ...] = ()
     state_file: Path | None = None  # the whole server's state, read at start and written (state/persistence.py)
     state_interval: float = 5.0  # seconds between writes of the state file: what a SIGKILL may lose
 

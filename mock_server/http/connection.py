@@ -30,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
+import logging
 import socket
 import struct
+from collections.abc import Iterable
 from typing import Any
 
 from starlette.types import Scope
@@ -42,9 +44,11 @@ from uvicorn.server import ServerState
 from mock_server.domain.errors import ApiError, Detail, HeadersTooLarge, InvalidRequest, MalformedHttp, RequestTimeout
 from mock_server.http.hosts import HostPolicy
 from mock_server.http.responses import error_response
-from mock_server.http.tls import TLS_EXTENSION, tls_extension
+from mock_server.http.tls import TLS_EXTENSION, certificate_cnpj, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
+
+log = logging.getLogger("mock_server")
 
 # The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
 ABORT_EXTENSION = "mock_server.drop_connection"
@@ -231,10 +235,20 @@ class TlsHttpProtocol(GuardedHttpProtocol):
 
     _tls: dict[str, Any] | None = None
 
+    client_cnpjs: frozenset[str] = frozenset()  # --client-cnpj: the institutions served (empty: any)
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         ssl_object = transport.get_extra_info("ssl_object")
         self._tls = tls_extension(ssl_object) if ssl_object is not None else None
+        if self.client_cnpjs and self._tls is not None and self._tls["client_cert_chain"]:
+            cnpj = certificate_cnpj(self._tls["client_cert_chain"][0])
+            if cnpj not in self.client_cnpjs:
+                # Python's ssl cannot fail a handshake for a chain OpenSSL accepted, nor send an alert after it:
+                # the connection is closed (close_notify) before any request is read, as a provider does for an
+                # institution it has not registered.
+                log.warning("closed a TLS connection: its client certificate's CNPJ %s is not in --client-cnpj", cnpj)
+                transport.close()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -250,10 +264,13 @@ def body_arrived(scope: Scope) -> bool:
 
 
 def protocol_class(
-    limits: ConnectionLimits, hosts: HostPolicy | None = None, tls: bool = False
+    limits: ConnectionLimits, hosts: HostPolicy | None = None, tls: bool = False, client_cnpjs: Iterable[str] = ()
 ) -> type[GuardedHttpProtocol]:
     """The protocol uvicorn instantiates per connection (`Config(http=...)`), carrying `limits` and the Host names
     it answers to (`hosts`; by default loopback names and IP addresses only); with `tls`, the one that hands the
-    client certificate to the application."""
+    client certificate to the application, serving only the institutions `client_cnpjs` names (empty: any)."""
     base = TlsHttpProtocol if tls else GuardedHttpProtocol
-    return type(base.__name__, (base,), {"limits": limits, "hosts": hosts or HostPolicy()})
+    attributes: dict[str, Any] = {"limits": limits, "hosts": hosts or HostPolicy()}
+    if tls:
+        attributes["client_cnpjs"] = frozenset(client_cnpjs)
+    return type(base.__name__, (base,), attributes)

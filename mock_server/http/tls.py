@@ -84,6 +84,14 @@ def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:
     }
 
 
+def certificate_cnpj(pem: str) -> str | None:
+    """The CNPJ a PEM client certificate carries (bare), or None."""
+    try:
+        return _read(pem).cnpj
+    except CertificateError:
+        return None
+
+
 @lru_cache(maxsize=CERTIFICATES_KEPT)
 def _read(text: str) -> ClientCertificate:
     """The facts of a PEM (or base64) certificate: read once per distinct certificate, not once per request."""

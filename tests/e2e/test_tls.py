@@ -294,6 +294,26 @@ def test_optional_client_certificates_admit_a_client_without_one_but_no_untruste
         assert ALERTS["expired"] in refusal(curl_client(pki, "expired", https_url(server, "/__mock/health")))
 
 
+def test_client_cnpj_serves_its_institutions_and_closes_on_another_right_after_the_handshake(pki):
+    """--client-cnpj: the other institution's certificate, well chained, gets no answer: the connection ends before
+    any request is read (Python's ssl can fail no handshake it verified, nor send an alert after it). The good
+    client, named punctuated, is served and journaled; MOCK_SERVER_CLIENT_CNPJ is its environment twin."""
+    punctuated = f"{pki.cnpj[:2]}.{pki.cnpj[2:5]}.{pki.cnpj[5:8]}/{pki.cnpj[8:12]}-{pki.cnpj[12:]}"
+    for server_args, env in (
+        ((*tls_args(pki), "--client-cnpj", punctuated), server_env()),
+        (tls_args(pki), server_env(MOCK_SERVER_CLIENT_CNPJ=pki.cnpj)),
+    ):
+        with live_server(*server_args, env=env) as server:
+            with client(server, pki, "other-cnpj") as other, pytest.raises(httpx.TransportError):
+                other.get(EVENT)
+            refused = curl_client(pki, "other-cnpj", https_url(server, EVENT))
+            assert refused.returncode != 0 and not refused.stdout, refused
+            with client(server, pki) as good:
+                assert good.get(EVENT).status_code == 200
+                journal = good.get("/__mock/requests").json()["requests"]
+            assert [entry["client_certificate"]["cnpj"] for entry in journal] == [pki.cnpj]
+
+
 def test_https_without_client_ca_asks_for_no_certificate(pki):
     with live_server(*tls_args(pki, client_cert=None)) as server:
         answer = curl_client(pki, None, https_url(server, "/__mock/health"))
@@ -308,6 +328,8 @@ def test_https_without_client_ca_asks_for_no_certificate(pki):
         (("--tls-cert", "server.pem", "--tls-key", "client-key.pem"), "the key must match the certificate"),
         (("--tls-cert", "nowhere.pem"), "--tls-cert nowhere.pem: no such file"),
         (("--client-cert-header", "X Client"), "is not a header name"),
+        (("--tls-cert", "server.pem", "--client-cnpj", "12345678000195"), "argument --client-cnpj needs --client-ca"),
+        (("--tls-cert", "server.pem", "--client-ca", "ca.pem", "--client-cnpj", "12345678000199"), "is not a CNPJ"),
     ],
 )
 def test_options_that_cannot_serve_are_usage_errors_naming_the_problem(pki, args, message):
