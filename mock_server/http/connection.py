@@ -236,6 +236,7 @@ class TlsHttpProtocol(GuardedHttpProtocol):
     _tls: dict[str, Any] | None = None
 
     client_cnpjs: frozenset[str] = frozenset()  # --client-cnpj: the institutions served (empty: any)
+    _refused = False  # closed for its certificate's CNPJ: nothing it sent is read
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -248,7 +249,14 @@ class TlsHttpProtocol(GuardedHttpProtocol):
                 # the connection is closed (close_notify) before any request is read, as a provider does for an
                 # institution it has not registered.
                 log.warning("closed a TLS connection: its client certificate's CNPJ %s is not in --client-cnpj", cnpj)
+                self._refused = True
                 transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        # A TLS 1.3 client may send its request with its last handshake message: already read by the TLS layer,
+        # it would still be handed over after the close above.
+        if not self._refused:
+            super().data_received(data)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
