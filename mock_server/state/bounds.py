@@ -65,7 +65,10 @@ class ByteMeter:
 
     @property
     def used(self) -> int:
-        return sum(held() for held in self._parts)
+        total = 0
+        for held in self._parts:  # a loop, not sum() over a generator: asked on every write
+            total += held()
+        return total
 
     def check(self, more: int, what: str) -> None:
         """409 `capacity_exceeded` when `more` bytes (of `what`) would take the session past its bound."""

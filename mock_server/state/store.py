@@ -105,6 +105,9 @@ class Store:
         # The footprint (state/footprint.py) of what the session holds beyond its seed: its own events and
         # accounts, and what a loaded state holds beyond the seed's own.
         self.held_bytes = 0
+        # The limits whose bytes were measured last, and those bytes: an account's new limits are the old ones of
+        # its next change, measured once instead of twice (a limit change is the API's busiest write).
+        self._measured_limits: tuple[Limits | None, int] = (None, 0)
         self._events: dict[str, Event] = {}
         self._accounts: dict[str, Account] = {}
         self._created_events = 0
@@ -316,7 +319,7 @@ class Store:
         )
         limits = limit_rules.apply_change(current.limits, pix) if proposal.status == APPLIED else current.limits
         proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
-        more = proposal_cost + _limits_change(current.limits, limits)
+        more = proposal_cost + self._limits_change(current.limits, limits)
         account = self._writable_account(account_id, more, "The proposal")
         proposal.limit_update_request_id = new_id()
         account.limits = limits
@@ -389,7 +392,7 @@ class Store:
         approved = proposal.analysis_status == AUTOMATICALLY_APPROVED
         limits = limit_rules.apply_change(current, pix) if approved else current
         proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
-        more = proposal_cost + _limits_change(current, limits)
+        more = proposal_cost + self._limits_change(current, limits)
         account = self._writable_account(account_id, more, "The proposal")
         proposal.limit_update_request_id = new_id()
         self._recipient_list(account).limits = limits
@@ -467,7 +470,7 @@ class Store:
         """The account has a recipient list with these limits: made when missing (empty), else its limits replaced."""
         current = self.account(account_id).recipient_list
         made = RecipientList(limits, timestamp(now)) if current is None else None
-        more = footprint(made) if made is not None else _limits_change(current.limits, limits) if current else 0
+        more = footprint(made) if made is not None else self._limits_change(current.limits, limits) if current else 0
         account = self._writable_account(account_id, more, "The recipient list")
         if account.recipient_list is None:
             account.recipient_list = made
@@ -507,6 +510,16 @@ class Store:
         for found in gone:
             self.remove_recipient(account_id, found)
 
+    def _limits_change(self, old: Limits, new: Limits) -> int:
+        """The bytes `new` holds more than `old` (nothing to measure when a change was not applied)."""
+        if new is old:
+            return 0
+        measured, measured_bytes = self._measured_limits
+        old_bytes = measured_bytes if measured is old else limits_bytes(old)
+        new_bytes = limits_bytes(new)
+        self._measured_limits = (new, new_bytes)
+        return new_bytes - old_bytes
+
     def _remember(self, account: Account, proposal: Proposal, cost: int) -> None:
         """Keep the proposal: the last MAX_PROPOSALS_PER_ACCOUNT of the account, and the last
         MAX_PROPOSALS_PER_SESSION the session made over every account (the oldest of any account goes first)."""
@@ -528,11 +541,6 @@ class Store:
         if len(self._proposals) > 2 * len(self._proposal_ids) + 1024:
             # The order still names proposals the per-account bound dropped: keep only the live ones.
             self._proposals = deque(p for p in self._proposals if p[1] in self._proposal_ids)
-
-
-def _limits_change(old: Limits, new: Limits) -> int:
-    """The bytes `new` holds more than `old` (nothing to measure when a change was not applied)."""
-    return 0 if new is old else limits_bytes(new) - limits_bytes(old)
 
 
 def _proposal(
