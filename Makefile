@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ run: $(STAMP)
 ## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs)
 test: $(STAMP)
 	$(BIN)/pytest -q -n 2
+
+## make test-exhaustive: the full sweeps whose sample make test runs, in process on both cores (marker exhaustive:
+## schemathesis's coverage phase on PUT /__mock/state, every planted defect for verify-provider); in CI after make test
+test-exhaustive: $(STAMP)
+	$(BIN)/pytest -q -n 2 -m exhaustive
 
 ## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/)
 test-e2e: $(STAMP)

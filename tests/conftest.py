@@ -100,6 +100,35 @@ def starts_e2e_child(command: object) -> bool:
     return any(word == "-m" and module in E2E_MODULES for word, module in itertools.pairwise(words))
 
 
+# --- the exhaustive tier (marker `exhaustive`, `make test-exhaustive`): the full sweeps whose sample the default
+# tier runs. A module named `*_exhaustive.py` holds only such tests; it is not collected at all when the run's `-m`
+# leaves the marker out, because its sweep is built at collection (schemathesis's coverage cases), which each xdist
+# worker of the default tier would pay for nothing.
+
+EXHAUSTIVE = "exhaustive"
+
+
+def selects_marker(expression: str, marker: str) -> bool:
+    """Whether a `-m` expression keeps a test that carries `marker` alone."""
+    if not expression:
+        return True
+    # pytest's own evaluator of -m (no public API); a change in it shows up as an error here, never as a lost test.
+    from _pytest.mark.expression import Expression
+
+    def carries(name: str, /, **_: str | int | bool | None) -> bool:
+        return name == marker
+
+    return Expression.compile(expression).evaluate(carries)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name.endswith(f"_{EXHAUSTIVE}.py") and not selects_marker(
+        config.getoption("markexpr"), EXHAUSTIVE
+    ):
+        return True
+    return None  # pytest's other rules decide
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(E2E_DIRECTORY):

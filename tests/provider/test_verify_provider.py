@@ -10,6 +10,7 @@ import socket
 import ssl
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,19 @@ def test_the_clean_twin_agrees_twice_in_a_row_on_the_same_server(capsys) -> None
     assert all(verdict == "ok" for verdict, _, _ in lines)
 
 
-@pytest.mark.parametrize("defect", DEFECTS, ids=lambda d: d.name)
+def _first_of_each_operation_then_the_rest_exhaustive(defects: tuple[Defect, ...]) -> Sequence[object]:
+    """The default tier plants the first defect of each operation (7 of 25, every operation); the exhaustive tier
+    (`make test-exhaustive`, in CI) plants the others, each a verify-provider run of its own (~0.4 s)."""
+    sampled: set[str] = set()
+    params = []
+    for defect in defects:
+        marks = [] if defect.operation_id not in sampled else [pytest.mark.exhaustive]
+        sampled.add(defect.operation_id)
+        params.append(pytest.param(defect, id=defect.name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("defect", _first_of_each_operation_then_the_rest_exhaustive(DEFECTS))
 def test_a_planted_defect_is_caught_and_its_operation_named(capsys, defect: Defect) -> None:
     with serve(defective(defect)) as url:
         status, out, err = verify_provider(capsys, "--target", url)
@@ -65,6 +78,14 @@ def test_the_defect_set_is_spread_over_every_operation_and_mostly_schema_valid(s
     assert {d.operation_id for d in DEFECTS} == set(specs.public.operations)
     assert sum(d.schema_valid for d in DEFECTS) * 2 >= len(DEFECTS)
     assert len({d.name for d in DEFECTS}) == len(DEFECTS)
+
+
+def test_the_default_tier_plants_a_defect_in_every_operation_and_the_exhaustive_tier_the_rest(specs) -> None:
+    params = _first_of_each_operation_then_the_rest_exhaustive(DEFECTS)
+    default = [p.values[0] for p in params if not p.marks]  # type: ignore[attr-defined]
+    exhaustive = [p.values[0] for p in params if [m.name for m in p.marks] == ["exhaustive"]]  # type: ignore[attr-defined]
+    assert sorted(d.name for d in default + exhaustive) == sorted(d.name for d in DEFECTS)
+    assert {d.operation_id for d in default} == set(specs.public.operations) and len(default) == 7
 
 
 def test_a_difference_shows_request_expected_actual_and_the_smallest_flow(capsys) -> None:

@@ -1,0 +1,44 @@
+"""What both schemathesis modules share: the app under test, the specs loaded for schemathesis, its settings."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+import mock_server.schemathesis_hooks  # noqa: F401  (registers the br-document generator)
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from mock_server.spec.resources import data_path
+
+MAX_EXAMPLES = 30
+
+app = create_app(Settings(validate_responses=True))
+
+SETTINGS = settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+
+STATE_BODY = "PUT /__mock/state"
+
+
+def load(name: str) -> OpenApiSchema:
+    """A spec for schemathesis, calling `app` in process; each load has a phases config of its own."""
+    schema = schemathesis.openapi.from_path(str(data_path(name)))
+    schema.app = app
+    return schema
+
+
+def is_the_state_body(context: Any) -> bool:
+    return bool(context.operation.label == STATE_BODY)
+
+
+def the_state_body_alone(schema: OpenApiSchema) -> OpenApiSchema:
+    # `exclude` every other operation: an `include` filter would be one more alternative beside schemathesis's own
+    # default filter, which matches every operation.
+    return cast(OpenApiSchema, schema.exclude(lambda context: not is_the_state_body(context)))

@@ -1,0 +1,27 @@
+"""The exhaustive tier's share of the schemathesis runs (`make test-exhaustive`, in CI): the coverage phase of
+`PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema.
+
+schemathesis builds those cases when the module is collected, so tests/conftest.py does not collect this module in
+a run whose `-m` leaves the `exhaustive` marker out (the default tier): its workers would build them for nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import schemathesis
+
+from tests.contract.conformance import SETTINGS, load, the_state_body_alone
+
+pytestmark = pytest.mark.exhaustive
+
+state_body_coverage_phase = the_state_body_alone(load("admin/openapi.yaml"))
+state_body_coverage_phase.config.phases.examples.enabled = False  # the default tier sends these two
+state_body_coverage_phase.config.phases.fuzzing.enabled = False
+
+
+@state_body_coverage_phase.parametrize()
+@SETTINGS
+def test_admin_state_body_coverage_phase_conforms(case: schemathesis.Case[Any]) -> None:
+    case.call_and_validate()
