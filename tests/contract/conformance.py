@@ -13,16 +13,24 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.resources import data_path
 
+# The fuzzing phase's generated examples per operation: the exhaustive tier's full campaign, the default tier's sample.
 MAX_EXAMPLES = 30
+SAMPLE_EXAMPLES = 10
 
 app = create_app(Settings(validate_responses=True))
 
-SETTINGS = settings(
-    max_examples=MAX_EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    derandomize=True,
-)
+
+def _settings(max_examples: int) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+
+
+SETTINGS = _settings(MAX_EXAMPLES)
+SAMPLE_SETTINGS = _settings(SAMPLE_EXAMPLES)
 
 STATE_BODY = "PUT /__mock/state"
 

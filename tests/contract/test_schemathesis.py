@@ -1,13 +1,11 @@
 """Schemathesis against both specs, in-process, every check on: the server never contradicts its spec.
 
-Bounded (max_examples in tests/contract/conformance.py) so `make test` stays fast; `make fuzz` runs the same checks
-for real.
-
-Every operation runs schemathesis's three phases here (the spec's examples, the coverage phase's boundary and
-negative cases, 30 generated examples) but one: the coverage phase of `PUT /__mock/state`, whose body is a whole
-state, is about 3,800 calls (15 s of one worker, and its cases were built in both workers at collection). It runs
-in the exhaustive tier (tests/contract/test_schemathesis_exhaustive.py, `make test-exhaustive`, in CI); here that
-operation still gets its examples and its 30 generated bodies.
+The default tier's sample: every operation gets schemathesis's three phases (the spec's examples, the coverage
+phase's boundary and negative cases, 10 generated examples), but `PUT /__mock/state` skips the coverage phase,
+whose body is a whole state: about 3,800 calls (15 s of one worker, and its cases were built in both workers at
+collection). The exhaustive tier (tests/contract/test_schemathesis_exhaustive.py, `make test-exhaustive`, in CI)
+runs that coverage phase and the full fuzzing campaign, 30 generated examples per operation; `make fuzz` runs the
+same checks for real, against a server.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from tests.contract.conformance import SETTINGS, app, is_the_state_body, load, the_state_body_alone
+from tests.contract.conformance import SAMPLE_SETTINGS, app, is_the_state_body, load, the_state_body_alone
 
 public = load("openapi.yaml")
 admin = load("admin/openapi.yaml")
@@ -28,19 +26,19 @@ the_state_body.config.phases.coverage.enabled = False  # the exhaustive tier's
 
 
 @public.parametrize()
-@SETTINGS
+@SAMPLE_SETTINGS
 def test_public_api_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 
 
 @admin_but_the_state_body.parametrize()
-@SETTINGS
+@SAMPLE_SETTINGS
 def test_admin_api_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 
 
 @the_state_body.parametrize()
-@SETTINGS
+@SAMPLE_SETTINGS
 def test_admin_state_body_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 

@@ -1,5 +1,6 @@
-"""The exhaustive tier's share of the schemathesis runs (`make test-exhaustive`, in CI): the coverage phase of
-`PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema.
+"""The exhaustive tier's share of the schemathesis runs (`make test-exhaustive`, in CI): the fuzzing phase's full
+campaign (30 generated examples per operation of both specs, where the default tier sends 10) and the coverage phase
+of `PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema.
 
 schemathesis builds those cases when the module is collected, so tests/conftest.py does not collect this module in
 a run whose `-m` leaves the `exhaustive` marker out (the default tier): its workers would build them for nothing.
@@ -11,14 +12,36 @@ from typing import Any
 
 import pytest
 import schemathesis
+from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from tests.contract.conformance import SETTINGS, load, the_state_body_alone
 
 pytestmark = pytest.mark.exhaustive
 
+
+def _fuzzing_alone(schema: OpenApiSchema) -> OpenApiSchema:
+    schema.config.phases.examples.enabled = False  # the default tier sends the examples and the coverage cases
+    schema.config.phases.coverage.enabled = False
+    return schema
+
+
+public_fuzzing = _fuzzing_alone(load("openapi.yaml"))
+admin_fuzzing = _fuzzing_alone(load("admin/openapi.yaml"))
 state_body_coverage_phase = the_state_body_alone(load("admin/openapi.yaml"))
 state_body_coverage_phase.config.phases.examples.enabled = False  # the default tier sends these two
 state_body_coverage_phase.config.phases.fuzzing.enabled = False
+
+
+@public_fuzzing.parametrize()
+@SETTINGS
+def test_public_api_conforms_to_the_full_fuzzing_campaign(case: schemathesis.Case[Any]) -> None:
+    case.call_and_validate()
+
+
+@admin_fuzzing.parametrize()
+@SETTINGS
+def test_admin_api_conforms_to_the_full_fuzzing_campaign(case: schemathesis.Case[Any]) -> None:
+    case.call_and_validate()
 
 
 @state_body_coverage_phase.parametrize()
