@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,18 +66,38 @@ def watched(send: Callable[..., Any], method: str, url: Any, **options: Any) -> 
     return response
 
 
-class WatchedTestClient(TestClient):
+class _Unwatched:
+    """`with client.unwatched():` sends the block's requests without the StateWatch, for a loop of a thousand calls
+    whose answers no `assert_error` checks: the watch reads the session's whole state before each call, the journal
+    included, so such a loop cost time in the square of its length."""
+
+    watching = True
+
+    @contextmanager
+    def unwatched(self) -> Iterator[None]:
+        self.watching = False
+        try:
+            yield
+        finally:
+            self.watching = True
+
+
+class WatchedTestClient(_Unwatched, TestClient):
     """An in-process client whose responses carry a StateWatch (see the module's docstring)."""
 
     def request(self, method: str, url: httpx2.URL | str, **options: Any) -> httpx2.Response:
+        if not self.watching:
+            return super().request(method, url, **options)
         response: httpx2.Response = watched(super().request, method, url, **options)
         return response
 
 
-class WatchedLiveClient(httpx.Client):
+class WatchedLiveClient(_Unwatched, httpx.Client):
     """The same over the network, for MOCK_SERVER_TEST_URL."""
 
     def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:
+        if not self.watching:
+            return super().request(method, url, **options)
         response: httpx.Response = watched(super().request, method, url, **options)
         return response
 
