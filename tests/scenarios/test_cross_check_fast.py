@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,11 +45,18 @@ def events(draw: st.DrawFn) -> dict[str, Any]:
     return event
 
 
-@given(event=events())
-@settings(max_examples=1500, deadline=None)
-def test_consistent_only_where_the_rules_find_nothing(event: dict[str, Any]) -> None:
+def _consistent_only_where_the_rules_find_nothing(event: dict[str, Any]) -> None:
     if _plainly_consistent(event):
         assert cross_check_event(event) == []
+
+
+# The same property at two sizes: 300 events in the default tier, the full 1,500 in the exhaustive tier.
+test_consistent_only_where_the_rules_find_nothing = settings(max_examples=300, deadline=None)(
+    given(event=events())(_consistent_only_where_the_rules_find_nothing)
+)
+test_consistent_only_where_the_rules_find_nothing_on_1500_events = pytest.mark.exhaustive(
+    settings(max_examples=1500, deadline=None)(given(event=events())(_consistent_only_where_the_rules_find_nothing))
+)
 
 
 @given(value=money)
