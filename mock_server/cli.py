@@ -28,7 +28,7 @@ from starlette.types import ASGIApp
 
 from mock_server import __version__, environment, probe
 from mock_server.domain.clock import parse_instant
-from mock_server.domain.documents import CNPJ_LENGTH, canonical_document, is_valid_document
+from mock_server.domain.documents import bare_cnpj
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
@@ -92,8 +92,8 @@ def _cnpj_list(value: str) -> tuple[str, ...]:
     for entry in (text.strip() for text in value.split(",")):
         if not entry:
             continue
-        bare = canonical_document(entry)
-        if len(bare) != CNPJ_LENGTH or not is_valid_document(entry):
+        bare = bare_cnpj(entry)
+        if bare is None:
             raise argparse.ArgumentTypeError(f"{entry!r} is not a CNPJ (14 characters with valid check digits)")
         cnpjs.append(bare)
     return tuple(cnpjs)

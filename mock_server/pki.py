@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mock_server.domain.documents import canonical_document, format_document, is_valid_document
+from mock_server.domain.documents import bare_cnpj, canonical_document, format_document
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -312,9 +312,10 @@ In Python: `httpx.Client(verify="ca.pem", cert=("client.pem", "client-key.pem"))
 
 
 def _cnpj(value: str) -> str:
-    if not is_valid_document(value) or len(canonical_document(value)) != len(DEFAULT_CNPJ):
+    bare = bare_cnpj(value)
+    if bare is None:
         raise argparse.ArgumentTypeError(f"{value!r} is not a valid CNPJ (14 characters, check digits right)")
-    return canonical_document(value)
+    return bare
 
 
 def pki_main(argv: Sequence[str]) -> int:

@@ -18,9 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mock_server.domain.clock import timestamp
-from mock_server.domain.documents import canonical_document, is_valid_document
+from mock_server.domain.documents import bare_cnpj
 
-CNPJ_LENGTH = 14
 SERIAL_NUMBER_OID = "2.5.4.5"  # the subject attribute institution certificates carry the CNPJ in
 # Attribute names in a rendered subject or issuer (RFC 4514 names, plus the ones OpenSSL also prints by name);
 # any other attribute is written by its dotted OID.
@@ -89,11 +88,7 @@ class ClientCertificate:
 
 def cnpj_from_serial_number(value: str) -> str | None:
     """The CNPJ a subject's serialNumber holds (bare or punctuated, check digits right), in its bare form."""
-    text = value.strip()
-    if not is_valid_document(text):
-        return None
-    bare = canonical_document(text)
-    return bare if len(bare) == CNPJ_LENGTH else None
+    return bare_cnpj(value.strip())
 
 
 def read_certificate(der: bytes) -> ClientCertificate:

@@ -25,7 +25,7 @@ _DOCUMENT_RE = re.compile(DOCUMENT_PATTERN)
 _PUNCTUATION = str.maketrans("", "", ".-/")
 
 _CPF_LENGTH = 11
-CNPJ_LENGTH = 14
+_CNPJ_LENGTH = 14
 _CHECK_DIGITS = 2
 _CNPJ_ALPHANUMERIC = string.digits + string.ascii_uppercase
 
@@ -70,11 +70,20 @@ def canonical_document(value: str) -> str:
     return value.translate(_PUNCTUATION)
 
 
+def bare_cnpj(value: str) -> str | None:
+    """A CNPJ (bare or punctuated, check digits right) in its bare form; None when `value` is no valid CNPJ (a CPF
+    included)."""
+    if not is_valid_document(value):
+        return None
+    bare = canonical_document(value)
+    return bare if len(bare) == _CNPJ_LENGTH else None
+
+
 def format_document(bare: str) -> str:
     """The punctuated layout of a bare CPF or CNPJ."""
     if len(bare) == _CPF_LENGTH:
         return f"{bare[:3]}.{bare[3:6]}.{bare[6:9]}-{bare[9:]}"
-    if len(bare) == CNPJ_LENGTH:
+    if len(bare) == _CNPJ_LENGTH:
         return f"{bare[:2]}.{bare[2:5]}.{bare[5:8]}/{bare[8:12]}-{bare[12:]}"
     raise ValueError(f"not a bare CPF or CNPJ: {bare!r}")
 
@@ -98,7 +107,7 @@ def generate_cpf(rng: random.Random, punctuated: bool) -> str:
 def generate_cnpj(rng: random.Random, punctuated: bool, alphanumeric: bool) -> str:
     """A valid CNPJ drawn from `rng`; `alphanumeric` lets letters into the first 12 positions."""
     alphabet = _CNPJ_ALPHANUMERIC if alphanumeric else string.digits
-    bare = _with_check_digits(_random_body(rng, alphabet, CNPJ_LENGTH - _CHECK_DIGITS), _CNPJ_MAX_WEIGHT)
+    bare = _with_check_digits(_random_body(rng, alphabet, _CNPJ_LENGTH - _CHECK_DIGITS), _CNPJ_MAX_WEIGHT)
     return format_document(bare) if punctuated else bare
 
 

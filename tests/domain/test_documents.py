@@ -15,6 +15,7 @@ from schemathesis.specs.openapi.formats import STRING_FORMATS
 from mock_server import schemathesis_hooks
 from mock_server.domain.documents import (
     DOCUMENT_PATTERN,
+    bare_cnpj,
     canonical_document,
     format_document,
     generate_cnpj,
@@ -305,3 +306,18 @@ def test_schemathesis_generates_valid_documents(case: schemathesis.Case[Any]) ->
     document = case.body["document"]
     assert isinstance(document, str)
     assert is_valid_document(document), case.body
+
+
+@pytest.mark.parametrize(
+    ("value", "bare"),
+    [
+        ("12345678000195", "12345678000195"),
+        ("12.345.678/0001-95", "12345678000195"),
+        ("12.345.678/0001-96", None),  # a check digit wrong
+        ("529.982.247-25", None),  # a valid CPF: no CNPJ
+        (" 12345678000195", None),  # a layout is exact: no padding
+        ("", None),
+    ],
+)
+def test_a_cnpj_in_its_bare_form_or_none(value: str, bare: str | None) -> None:
+    assert bare_cnpj(value) == bare
