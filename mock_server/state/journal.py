@@ -89,11 +89,10 @@ def _redacted(raw: RawHeaders) -> dict[str, str]:
 class _Usage:
     """A journal's byte count, kept apart so the budget can take it back when the journal is dropped."""
 
-    __slots__ = ("bytes", "entries")
+    __slots__ = ("bytes",)
 
     def __init__(self) -> None:
         self.bytes = 0
-        self.entries = 0
 
 
 class JournalBudget:
@@ -109,33 +108,23 @@ class JournalBudget:
         self.total = total
         self.used = 0
         self._seq = 0
-        self._journals: dict[int, weakref.ref[Journal]] = {}  # by number
-        self._numbers = 0
+        self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
 
-    def _register(self, journal: Journal, usage: _Usage) -> int:
-        """The journal's number."""
-        self._numbers += 1
-        self._journals[self._numbers] = weakref.ref(journal)
-        weakref.finalize(journal, self._forget, usage, self._numbers)
-        return self._numbers
+    def _register(self, journal: Journal, usage: _Usage) -> None:
+        self._journals.add(journal)
+        weakref.finalize(journal, self._forget, usage)
 
-    def _forget(self, usage: _Usage, number: int) -> None:
+    def _forget(self, usage: _Usage) -> None:
         """A journal was dropped (its session evicted) without being cleared: its bytes are free again."""
-        self._journals.pop(number, None)
         self.used -= usage.bytes
-        usage.bytes = usage.entries = 0
+        usage.bytes = 0
 
     def _fit(self) -> None:
         """Drop the globally oldest entries until the journals fit `total` together."""
         while self.used > self.total:
             oldest: Journal | None = None
-            for ref in self._journals.values():
-                journal = ref()
-                if (
-                    journal is not None
-                    and journal._entries
-                    and (oldest is None or journal._entries[0][_SEQ] < oldest._entries[0][_SEQ])
-                ):
+            for journal in self._journals:
+                if journal._entries and (oldest is None or journal._entries[0][_SEQ] < oldest._entries[0][_SEQ]):
                     oldest = journal
             if oldest is None:
                 return
@@ -150,7 +139,7 @@ class Journal:
         self._budget = budget if budget is not None else JournalBudget()
         self._entries: deque[tuple[Any, ...]] = deque()  # _Entry's fields, as plain tuples
         self._usage = _Usage()
-        self._number = self._budget._register(self, self._usage)  # what the budget knows it by
+        self._budget._register(self, self._usage)
 
     @property
     def enabled(self) -> bool:
@@ -218,7 +207,6 @@ class Journal:
             )
         )
         usage.bytes += cost
-        usage.entries += 1
         budget.used += cost
         if budget.used > budget.total:
             budget._fit()
@@ -227,7 +215,6 @@ class Journal:
         entry = self._entries.popleft()
         cost = entry[_COST]
         self._usage.bytes -= cost
-        self._usage.entries -= 1
         self._budget.used -= cost
 
     def entries(
