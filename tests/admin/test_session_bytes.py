@@ -10,6 +10,7 @@ import tracemalloc
 from typing import Any
 
 from mock_server.state.bounds import Bounds
+from tests.builders import event_creation
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT
 from tests.helpers import assert_error
 
@@ -23,19 +24,7 @@ def _uuid(prefix: int, index: int) -> str:
 
 
 def _event(index: int, instalments: int = 1000) -> dict[str, Any]:
-    return {
-        "extraordinary_event_conciliation_key": _uuid(0xE, index),
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 500.0,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {"event_conciliation_key": _uuid(index, i), "installment_key": _uuid(index, 10**6 + i)}
-            for i in range(instalments)
-        ],
-    }
+    return event_creation(key=_uuid(0xE, index), instalments=instalments, total_expected_amount=500.0)
 
 
 def _register(http, account_id: str):

@@ -32,6 +32,7 @@ from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.scenarios.text import read
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds
+from tests.builders import event_creation
 from tests.helpers import assert_error, error_problems
 
 PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
@@ -400,10 +401,9 @@ def test_the_export_of_a_session_filled_to_its_bound_loads_back(make_client, for
         index = 0
         while True:  # accounts with proposals, and events of many instalments, until the bound refuses
             index += 1
-            event = {
-                **_big_event(index),
-                "extraordinary_event_conciliation_key": f"e0000000-0000-4000-8000-{index:012d}",
-            }
+            event = event_creation(
+                key=f"e0000000-0000-4000-8000-{index:012d}", instalments=500, total_expected_amount=500.0
+            )
             if http.post("/__mock/events", json=event).status_code != 201:
                 break
             if http.post("/limits/account", json=_account(index)).status_code != 201:
@@ -417,24 +417,6 @@ def test_the_export_of_a_session_filled_to_its_bound_loads_back(make_client, for
         loaded = http.put("/__mock/state", content=export.content, headers=other)
         assert loaded.status_code == 200, loaded.text
         assert http.get(f"/__mock/state{query}", headers={"X-Mock-Session": "copy"}).content == export.content
-
-
-def _big_event(index: int) -> dict[str, Any]:
-    return {
-        "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
-        "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 500.0,
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "event_conciliation_list": [
-            {
-                "event_conciliation_key": f"{index:08x}-0000-4000-8000-{i:012x}",
-                "installment_key": f"{index:08x}-1000-4000-8000-{i:012x}",
-            }
-            for i in range(500)
-        ],
-    }
 
 
 def _account(index: int) -> dict[str, Any]:
