@@ -16,7 +16,7 @@ TestClient the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -36,29 +36,31 @@ class DirectRoutes:
 
     def __init__(self, routes: Sequence[Route]) -> None:
         self.routes = list(routes)
-        # per alternative's group name: the route, its parameters' names and their groups
-        self._found: dict[str, tuple[Route, tuple[str, ...], tuple[str, ...]]] = {}
+        # per alternative's group name: the route, its parameters' names and their groups, and its endpoint's
+        # `dispatch` (method -> the ASGI app answering it), when it has one
+        self._found: dict[str, tuple[Route, tuple[str, ...], tuple[str, ...], Mapping[str, ASGIApp]]] = {}
         alternatives = []
         for index, route in enumerate(self.routes):
             pattern = route.path_regex.pattern
             assert pattern.startswith("^") and pattern.endswith("$"), pattern
             names = tuple(_GROUP.findall(pattern))
-            self._found[f"r{index}"] = (route, names, tuple(f"p{index}_{name}" for name in names))
+            dispatch = getattr(route.endpoint, "dispatch", None) or {}
+            self._found[f"r{index}"] = (route, names, tuple(f"p{index}_{name}" for name in names), dispatch)
             body = _GROUP.sub(lambda m, i=index: f"(?P<p{i}_{m.group(1)}>", pattern[1:-1])  # type: ignore[misc]
             alternatives.append(f"(?P<r{index}>{body})")
         self._regex = re.compile("^(?:" + "|".join(alternatives) + ")$") if alternatives else None
 
-    def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
-        """The route of `path` and its path parameters, or None."""
+    def match(self, path: str) -> tuple[Route, dict[str, str], Mapping[str, ASGIApp]] | None:
+        """The route of `path`, its path parameters and its endpoint's dispatch by method, or None."""
         if self._regex is None:
             return None
         found = self._regex.match(path)
         if found is None:
             return None
-        route, names, groups = self._found[found.lastgroup]  # type: ignore[index]  # the alternative's, last closed
+        route, names, groups, dispatch = self._found[found.lastgroup]  # type: ignore[index]  # the last closed
         if len(names) == 1:  # most routes: one parameter
-            return route, {names[0]: found.group(groups[0])}
-        return route, dict(zip(names, found.group(*groups) if groups else (), strict=True))
+            return route, {names[0]: found.group(groups[0])}, dispatch
+        return route, dict(zip(names, found.group(*groups) if groups else (), strict=True)), dispatch
 
 
 class MockApp(Starlette):
@@ -79,11 +81,15 @@ class MockApp(Starlette):
         if scope["type"] == "http" and not scope.get("root_path") and not scope["path"].startswith(_ALWAYS_ROUTED):
             found = self._direct.match(scope["path"])
             if found is not None:
-                route, params = found
+                route, params, dispatch = found
                 scope["app"] = self
                 scope["endpoint"] = route.endpoint
                 scope["path_params"] = params
-                app: ASGIApp = route.app
+                # The method's own app, straight; the endpoint itself answers what it must judge (a method it
+                # lacks, a path holding an escape: pipeline.PathEndpoint).
+                app = dispatch.get(scope["method"])
+                if app is None or b"%" in scope.get("raw_path", b"%"):
+                    app = route.app
                 await app(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)

@@ -38,12 +38,12 @@ from typing import Any
 
 from starlette.types import Scope
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from mock_server.domain.errors import ApiError, Detail, HeadersTooLarge, InvalidRequest, MalformedHttp, RequestTimeout
 from mock_server.http.hosts import HostPolicy
-from mock_server.http.responses import error_response
+from mock_server.http.responses import JSON_CONTENT_TYPE, error_response
 from mock_server.http.tls import TLS_EXTENSION, certificate_cnpj, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
@@ -262,6 +262,63 @@ class TlsHttpProtocol(GuardedHttpProtocol):
         super().on_message_begin()
         if self._tls is not None:
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
+
+
+_JSON_HEAD_TAIL = b"\r\n" + JSON_CONTENT_TYPE[0] + b": " + JSON_CONTENT_TYPE[1] + b"\r\n"
+
+
+def send_json_whole(scope: Scope, status: int, content: bytes) -> bool:
+    """Answer the request with `status` and the JSON `content` in one write, the head and the body together, as
+    uvicorn's own `send` would write them in two (the same bytes: content-length, then content-type): one packet
+    and one system call an answer instead of two, and none of the ASGI messages' checks, made for any
+    application's headers, on the two headers this one always sends. True when done; False when the request is
+    not on this server's protocol (TestClient, another server) or is in a state the ASGI road knows better
+    (answered already, disconnected, writes paused, an access log or default headers to write): the caller then
+    sends it through ASGI."""
+    cycle = scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
+    if (
+        cycle is None
+        or cycle.response_started
+        or cycle.disconnected
+        or cycle.flow.write_paused
+        or cycle.access_log
+        or cycle.default_headers
+    ):
+        return False
+    cycle.response_started = True
+    cycle.waiting_for_100_continue = False
+    head = STATUS_LINE[status] + b"content-length: " + str(len(content)).encode("ascii") + _JSON_HEAD_TAIL
+    keep_alive = cycle.keep_alive
+    if not keep_alive:
+        head += b"connection: close\r\n"
+    # RFC 9110 9.3.2: a HEAD's answer has the GET's headers and no content (uvicorn leaves it out the same way).
+    cycle.transport.write(head + b"\r\n" + content if scope["method"] != "HEAD" else head + b"\r\n")
+    cycle.response_complete = True
+    cycle.message_event.set()
+    if not keep_alive:
+        cycle.transport.close()
+    cycle.on_response()
+    return True
+
+
+def take_arrived_body(scope: Scope) -> bytes | None:
+    """The request's whole body, taken from this server's protocol as its `receive` would hand it over in one
+    message (the coroutines of an ASGI receive, for bytes that are here already), or None where that protocol
+    does not hold it whole: another server, a body still arriving, a client waiting for 100 Continue, an answered
+    or dropped request. The caller then reads it through ASGI."""
+    cycle = scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
+    if (
+        cycle is None
+        or cycle.more_body
+        or cycle.disconnected
+        or cycle.response_complete
+        or cycle.waiting_for_100_continue
+    ):
+        return None
+    body = bytes(cycle.body)
+    cycle.body = bytearray()  # as receive() leaves it: a second read gets nothing more
+    cycle.flow.resume_reading()  # as receive() does: reading paused for a large body goes on
+    return body
 
 
 def body_arrived(scope: Scope) -> bool:

@@ -37,9 +37,9 @@ from mock_server.domain.errors import (
 )
 from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
-from mock_server.http.connection import body_arrived
+from mock_server.http.connection import body_arrived, send_json_whole, take_arrived_body
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
-from mock_server.http.request_body import read_bytes
+from mock_server.http.request_body import oversized, read_bytes, too_large
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
@@ -49,7 +49,7 @@ from mock_server.state.coverage import Coverage
 from mock_server.state.divergences import Divergence
 from mock_server.state.faults import NO_BODY, FaultKind
 from mock_server.state.sessions import DEFAULT_SESSION, Session, Sessions
-from mock_server.wire.decoding import MISSING, is_json_media_type, parse_json
+from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
 
@@ -237,6 +237,8 @@ class OperationRunner:
             if exchange.session is not None:  # held since _open_session: not evicted while in flight
                 self.server.sessions.release(exchange.session)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
+            if send_json_whole(scope, status, response):
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -483,16 +485,22 @@ class OperationRunner:
         """The request's body into `exchange.raw_body`, once (a fault's match may have read it already)."""
         if exchange.body_read:
             return
-        timeout = self.server.settings.connection.body_timeout
         exchange.content_type = exchange.header(b"content-type")
         declared = exchange.header(b"content-length")
-        arrived = body_arrived(exchange.scope)
         rules = self.body_rules
         if rules is not None and rules.max_bytes is not None and exchange.session is not None:
             limit, over = rules.max_bytes(exchange.session)
-            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
         else:
-            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived)
+            limit, over = MAX_BODY_BYTES, None
+        whole = None if too_large(declared, limit) else take_arrived_body(exchange.scope)
+        if whole is None:
+            timeout = self.server.settings.connection.body_timeout
+            arrived = body_arrived(exchange.scope)
+            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
+        elif len(whole) > limit:
+            raise oversized(limit, over)
+        else:
+            exchange.raw_body = whole
         exchange.body_read = True
 
     @staticmethod
@@ -590,13 +598,15 @@ class PathEndpoint:
     def __init__(self, runners: Mapping[str, OperationRunner]) -> None:
         self.runners = dict(runners)  # the spec's methods
         self.allow = ", ".join(sorted(self.runners))
-        self._dispatch = dict(self.runners)
+        # method -> its runner, HEAD included: http/application.MockApp calls the runner itself when the path
+        # holds no escape, so whatever this endpoint checks beyond the method must be on a path with a `%`.
+        self.dispatch: dict[str, OperationRunner] = dict(self.runners)
         if "GET" in self.runners:
-            self._dispatch.setdefault("HEAD", self.runners["GET"])
+            self.dispatch.setdefault("HEAD", self.runners["GET"])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
-        runner = self._dispatch.get(method)
+        runner = self.dispatch.get(method)
         raw_path = scope.get("raw_path") or b""
         if b"%" in raw_path and b"%2f" in raw_path.lower():
             # The route was matched on the decoded path, where this `/` split an id in two: no id holds one.

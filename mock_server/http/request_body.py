@@ -11,6 +11,16 @@ from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
 
+def too_large(declared: str | None, limit: int) -> bool:
+    """Whether the Content-Length `declared` is over `limit` (the body is refused without reading it)."""
+    return declared is not None and declared.isdigit() and int(declared) > limit
+
+
+def oversized(limit: int, over: str | None = None) -> PayloadTooLarge:
+    """The 413 of a body over `limit` bytes (`over`: the operation's own message)."""
+    return PayloadTooLarge(over or f"The body is over {limit} bytes.")
+
+
 async def read_bytes(
     receive: Receive,
     declared: str | None,
@@ -25,8 +35,8 @@ async def read_bytes(
 
     `arrived`: the server holds the whole body already (http/connection.body_arrived), so reading it cannot
     wait and needs no deadline; a deadline is a timer armed and cancelled, a few microseconds a request."""
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
+    if too_large(declared, limit):
+        raise oversized(limit, over)
     chunks: list[bytes] = []
     if arrived:
         message = await receive()
@@ -62,7 +72,7 @@ async def _read(
         if chunk:
             size += len(chunk)
             if size > limit:
-                raise PayloadTooLarge(over or f"The body is over {limit} bytes.")
+                raise oversized(limit, over)
             chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)

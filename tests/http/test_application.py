@@ -115,4 +115,8 @@ def test_the_direct_routes_find_what_starlettes_router_finds(specs: Specs, path:
         None,
     )
     assert isinstance(app, MockApp)
-    assert app._direct.match(path) == routed
+    found = app._direct.match(path)
+    assert (found and found[:2]) == routed
+    if found is not None:  # and the method's runner, as the route's endpoint dispatches it
+        route, _, dispatch = found
+        assert dispatch == route.endpoint.dispatch
