@@ -35,6 +35,7 @@ DEFAULT_JOURNAL_TOTAL_BYTES = 256 * 1024 * 1024  # every session together
 # What an entry costs besides its bodies and path: the tuple, its datetime, the bytes objects' headers, the
 # deque's slot (measured with tracemalloc: about 330 bytes).
 ENTRY_OVERHEAD = 400
+HEADER_COST = 100  # a header pair's tuple and two bytes objects, besides their content
 TRUNCATED = "[truncated: {size} bytes in all]"
 CERTIFICATE_COST = 800  # a ClientCertificate: its strings (subject, issuer, serial, fingerprint) and datetimes
 
@@ -52,8 +53,7 @@ class _Entry(NamedTuple):
     request_is_json: bool
     response_raw: bytes
     request_headers: tuple[tuple[bytes, bytes], ...]  # as received; decoded and redacted when read
-    request_size: int  # as received; more than len(request_raw) when cut
-    response_size: int
+    sizes: tuple[int, int] | None  # the bodies' sizes as received when either was cut (else their length)
     cost: int  # bytes counted against the bounds
     seq: int  # order over every journal (the overall bound drops the lowest first)
     injected: bool  # an injected fault answered, not the mock's own rules
@@ -171,21 +171,25 @@ class Journal:
         if not self.max_bytes:
             return
         headers = tuple(request_headers)
-        request_size, response_size = len(request_raw), len(response_raw)
-        if request_size > JOURNAL_BODY_BYTES:
-            request_raw = request_raw[:JOURNAL_BODY_BYTES]
-        if response_size > JOURNAL_BODY_BYTES:
-            response_raw = response_raw[:JOURNAL_BODY_BYTES]
-        cost = ENTRY_OVERHEAD + len(path) + len(request_raw) + len(response_raw)
-        if headers:  # the head is bounded (http/connection.py: 64 KiB by default); a pair costs about 100 bytes
-            cost += 100 * len(headers)
-            for name, value in headers:
-                cost += len(name) + len(value)
+        request_kept, response_kept = len(request_raw), len(response_raw)
+        sizes = None
+        if request_kept > JOURNAL_BODY_BYTES or response_kept > JOURNAL_BODY_BYTES:  # rare: no size kept otherwise
+            sizes = (request_kept, response_kept)
+            request_raw, response_raw = request_raw[:JOURNAL_BODY_BYTES], response_raw[:JOURNAL_BODY_BYTES]
+            request_kept, response_kept = len(request_raw), len(response_raw)
+        # The head is bounded (http/connection.py: 64 KiB by default); a pair costs about HEADER_COST bytes.
+        cost = ENTRY_OVERHEAD + len(path) + request_kept + response_kept + HEADER_COST * len(headers)
+        for name, value in headers:
+            cost += len(name) + len(value)
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
         entries, usage, budget = self._entries, self._usage, self._budget
-        while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
-            self._drop_oldest()
+        if len(entries) >= JOURNAL_SIZE:  # a full journal (most calls, once it is): the oldest makes way
+            dropped = entries.popleft()[_COST]
+            usage.bytes -= dropped
+            budget.used -= dropped
+        if usage.bytes + cost > self.max_bytes:
+            self._make_room(cost)
         budget._seq = seq = budget._seq + 1
         entries.append(
             (
@@ -198,8 +202,7 @@ class Journal:
                 request_is_json,
                 response_raw,
                 headers,
-                request_size,
-                response_size,
+                sizes,
                 cost,
                 seq,
                 injected,
@@ -210,6 +213,13 @@ class Journal:
         budget.used += cost
         if budget.used > budget.total:
             budget._fit()
+
+    def _make_room(self, cost: int) -> None:
+        """Drop the oldest entries until one of `cost` bytes fits the journal's bound (all of them, if it never
+        will: the entry is kept alone)."""
+        entries = self._entries
+        while entries and self._usage.bytes + cost > self.max_bytes:
+            self._drop_oldest()
 
     def _drop_oldest(self) -> None:
         entry = self._entries.popleft()
@@ -231,24 +241,25 @@ class Journal:
                 or (since is not None and e.received_at < since)
             ):
                 continue
+            request_size, response_size = e.sizes or (len(e.request_raw), len(e.response_raw))
             entry = {
                 "received_at": timestamp(e.received_at),
                 "method": e.method,
                 "path": e.path,
                 "operation_id": e.operation_id,
                 "status": e.status,
-                "request_body": _decoded(e.request_raw, e.request_is_json, e.request_size),
-                "response_body": _decoded(e.response_raw, True, e.response_size),
+                "request_body": _decoded(e.request_raw, e.request_is_json, request_size),
+                "response_body": _decoded(e.response_raw, True, response_size),
                 "request_headers": _redacted(e.request_headers),
             }
             if e.client_certificate is not None:
                 entry["client_certificate"] = e.client_certificate.to_json()
-            if e.request_size > len(e.request_raw) or e.response_size > len(e.response_raw):
+            if e.sizes is not None:
                 entry["truncated"] = [
                     name
                     for name, raw, size in (
-                        ("request_body", e.request_raw, e.request_size),
-                        ("response_body", e.response_raw, e.response_size),
+                        ("request_body", e.request_raw, request_size),
+                        ("response_body", e.response_raw, response_size),
                     )
                     if size > len(raw)
                 ]
