@@ -3,9 +3,9 @@ bytes per session and over every session together.
 
 An entry keeps what the request already produced and is rendered only when the journal is read: the bodies as
 the bytes that crossed the wire, by reference (a parsed body costs about five times the memory, and 256 sessions
-of 1000 entries each add up), the headers as the ASGI server's byte pairs, the instant as a datetime. Most entries
-are never read: recording one is a tuple and a few additions. An entry holds no container but tuples (the header
-list is made a tuple), so the garbage collector stops tracking it at its first pass: a journal of 1000 entries
+of 1000 entries each add up), the headers packed into one bytes object as they were sent, the instant as a
+datetime. Most entries are never read: recording one is a tuple, a join and a few additions. An entry holds no
+container but its tuple, so the garbage collector stops tracking it at its first pass: a journal of 1000 entries
 costs the collector nothing, where 1000 tracked lists made every full collection walk them (measured with
 bench/cpu_cost.py: the journal was most of a lookup's garbage collection). A body over
 JOURNAL_BODY_BYTES keeps only its first JOURNAL_BODY_BYTES, and reads back as text ending in a marker. Beyond
@@ -35,7 +35,6 @@ DEFAULT_JOURNAL_TOTAL_BYTES = 256 * 1024 * 1024  # every session together
 # What an entry costs besides its bodies and path: the tuple, its datetime, the bytes objects' headers, the
 # deque's slot (measured with tracemalloc: about 330 bytes).
 ENTRY_OVERHEAD = 400
-HEADER_COST = 100  # a header pair's tuple and two bytes objects, besides their content
 TRUNCATED = "[truncated: {size} bytes in all]"
 CERTIFICATE_COST = 800  # a ClientCertificate: its strings (subject, issuer, serial, fingerprint) and datetimes
 
@@ -52,7 +51,7 @@ class _Entry(NamedTuple):
     request_raw: bytes
     request_is_json: bool
     response_raw: bytes
-    request_headers: tuple[tuple[bytes, bytes], ...]  # as received; decoded and redacted when read
+    request_headers: bytes  # as received, packed (`_packed`); unpacked, decoded and redacted when read
     sizes: tuple[int, int] | None  # the bodies' sizes as received when either was cut (else their length)
     cost: int  # bytes counted against the bounds
     seq: int  # order over every journal (the overall bound drops the lowest first)
@@ -76,6 +75,20 @@ def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
         except ApiError:
             pass
     return raw.decode("utf-8", "replace")
+
+
+def _packed(headers: RawHeaders) -> bytes:
+    """The header pairs as one bytes object, `name: value` lines joined by CRLF, as HTTP/1.1 sent them: a name
+    holds no colon and a value no CR or LF (the parser refuses both), so the lines part again exactly. One object
+    kept per entry instead of a tuple and two bytes objects per header: a full journal frees its oldest entry at
+    each call, and the fewer and smaller the objects it frees, the less memory a call touches (bench/cpu_cost.py)."""
+    return b"\r\n".join(map(b": ".join, headers))
+
+
+def _unpacked(packed: bytes) -> list[tuple[bytes, bytes]]:
+    if not packed:
+        return []
+    return [(name, value) for name, _, value in (line.partition(b": ") for line in packed.split(b"\r\n"))]
 
 
 def _redacted(raw: RawHeaders) -> dict[str, str]:
@@ -170,17 +183,15 @@ class Journal:
         """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
             return
-        headers = tuple(request_headers)
+        headers = _packed(request_headers)
         request_kept, response_kept = len(request_raw), len(response_raw)
         sizes = None
         if request_kept > JOURNAL_BODY_BYTES or response_kept > JOURNAL_BODY_BYTES:  # rare: no size kept otherwise
             sizes = (request_kept, response_kept)
             request_raw, response_raw = request_raw[:JOURNAL_BODY_BYTES], response_raw[:JOURNAL_BODY_BYTES]
             request_kept, response_kept = len(request_raw), len(response_raw)
-        # The head is bounded (http/connection.py: 64 KiB by default); a pair costs about HEADER_COST bytes.
-        cost = ENTRY_OVERHEAD + len(path) + request_kept + response_kept + HEADER_COST * len(headers)
-        for name, value in headers:
-            cost += len(name) + len(value)
+        # The head is bounded (http/connection.py: 64 KiB by default).
+        cost = ENTRY_OVERHEAD + len(path) + request_kept + response_kept + len(headers)
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
         entries, usage, budget = self._entries, self._usage, self._budget
@@ -250,7 +261,7 @@ class Journal:
                 "status": e.status,
                 "request_body": _decoded(e.request_raw, e.request_is_json, request_size),
                 "response_body": _decoded(e.response_raw, True, response_size),
-                "request_headers": _redacted(e.request_headers),
+                "request_headers": _redacted(_unpacked(e.request_headers)),
             }
             if e.client_certificate is not None:
                 entry["client_certificate"] = e.client_certificate.to_json()
