@@ -123,16 +123,35 @@ def test_the_globally_oldest_goes_first_when_the_sessions_take_turns():
 
 
 def test_an_entry_costs_the_garbage_collector_nothing_once_it_has_seen_it():
-    """Entries are plain tuples of bytes, strings, numbers and the headers as tuples: CPython stops tracking such a
-    tuple at its first collection (never a NamedTuple's, nor a list's), so a full journal adds nothing to walk."""
+    """Entries are plain tuples of bytes, strings and numbers (the headers packed in one bytes object): CPython stops
+    tracking such a tuple at its first collection (never a NamedTuple's, nor a list's), so a full journal adds
+    nothing to walk."""
     budget = JournalBudget()
     journal = Journal(budget=budget)
     headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
     journal.record(AT, "POST", "/p", "registerAccountLimit", 201, b"{}", True, b"{}", request_headers=headers)
     gc.collect()
-    gc.collect()  # a tuple is let go once all it holds is: the headers' tuple first, the entry at the next pass
     assert not any(gc.is_tracked(entry) for entry in journal._entries)
     assert journal.entries()[0]["request_headers"] == {"host": "127.0.0.1", "content-type": "application/json"}
+
+
+def test_packed_headers_read_back_exactly_colons_spaces_and_empty_values_included():
+    """An entry keeps its headers as one bytes object of `name: value` lines: a value may hold `: ` and spaces, or
+    nothing, and reads back as sent; a call without headers reads back none. Each header's bytes count."""
+    journal = Journal()
+    headers = [(b"x-url", b"http://h:1/a: b"), (b"x-empty", b""), (b"x-spaces", b"a  b"), (b"x-colon", b":")]
+    journal.record(AT, "GET", "/p", "getExtraordinaryEvent", 200, b"", False, b"{}", request_headers=headers)
+    journal.record(AT, "GET", "/p", "getExtraordinaryEvent", 200, b"", False, b"{}")
+    with_headers, without = journal.entries()
+    assert with_headers["request_headers"] == {
+        "x-url": "http://h:1/a: b",
+        "x-empty": "",
+        "x-spaces": "a  b",
+        "x-colon": ":",
+    }
+    assert without["request_headers"] == {}
+    lines = sum(len(name) + 2 + len(value) for name, value in headers) + 2 * (len(headers) - 1)
+    assert journal.size_bytes == 2 * (ENTRY_OVERHEAD + len("/p") + len(b"{}")) + lines
 
 
 def test_the_journal_reads_repeated_and_secret_headers_as_before():
