@@ -8,11 +8,12 @@ import socket
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
-from mock_server.http.connection import protocol_class
+from mock_server.http.connection import GuardedHttpProtocol, protocol_class
 from mock_server.http.hosts import HostPolicy
 from mock_server.state.bounds import ConnectionLimits
 
@@ -20,17 +21,25 @@ SAFETY = 10.0  # seconds: only a broken server waits this long
 
 
 @contextmanager
-def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = ()) -> Iterator[int]:
-    """Serve `app` until the block ends; yields the port. `allowed_hosts` as `--allowed-hosts` takes them."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        lifespan="off",
-        log_config=None,
-        ws="none",
-        http=protocol_class(ConnectionLimits(), HostPolicy.build(allowed_hosts, "127.0.0.1")),
-    )
+def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = (), **options: Any) -> Iterator[int]:
+    """Serve `app` until the block ends; yields the port. `allowed_hosts` as `--allowed-hosts` takes them;
+    `options`: uvicorn.Config's, over the ones mock-server runs with (e.g. `date_header=True`)."""
+    settings: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "lifespan": "off",
+        "log_config": None,
+        "ws": "none",
+        # as mock_server.cli.uvicorn_config: no access log, no server or date header (uvicorn's default headers,
+        # which would send every JSON answer down the ASGI road instead of http/connection.send_json_whole)
+        "access_log": False,
+        "server_header": False,
+        "date_header": False,
+        "http": _logging_as_configured(
+            protocol_class(ConnectionLimits(), HostPolicy.build(allowed_hosts, "127.0.0.1"))
+        ),
+    }
+    config = uvicorn.Config(app, **{**settings, **options})
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="threaded-test-server", daemon=True)
     thread.start()
@@ -44,6 +53,20 @@ def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = ()) -> Iterator
     finally:
         server.should_exit = True
         thread.join(timeout=SAFETY)
+
+
+def _logging_as_configured(protocol: type[GuardedHttpProtocol]) -> type[GuardedHttpProtocol]:
+    """`protocol`, writing an access log only when the Config asks for one. uvicorn decides per connection by
+    whether its `uvicorn.access` logger has a handler; pytest (its catching_logs) adds its capture handlers to every
+    logger that does not propagate, which is what `access_log=False` made that one: a connection made during a
+    test would then take it for an access log to write, unlike the server it stands for."""
+
+    class Protocol(protocol):  # type: ignore[valid-type,misc]
+        def __init__(self, config: uvicorn.Config, *args: Any, **options: Any) -> None:
+            super().__init__(config, *args, **options)
+            self.access_log: bool = self.access_logger.hasHandlers() and config.access_log
+
+    return Protocol
 
 
 def exchange(port: int, raw: bytes, timeout: float = 5.0) -> tuple[bytes, bool]:

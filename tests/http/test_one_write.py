@@ -1,0 +1,614 @@
+"""The request path on mock-server's own protocol (http/connection.py, http/application.py), over real sockets
+(tests/threaded_server.py: uvicorn with that protocol, in a thread):
+
+- a plain JSON answer leaves in one write, head and body together (`send_json_whole`), with the same bytes the
+  ASGI road writes in two; it closes where the request asked for it, and a HEAD gets the head alone;
+- a body that arrived whole is taken from the connection (`take_arrived_body`); one still arriving, one a client
+  holds back for `100 Continue`, and one over the limit go through ASGI's receive as before;
+- MockApp calls the method's runner itself, unless the path holds an escape (the `%2F` 404) or the method is
+  not the path's (405): those still reach `PathEndpoint`.
+
+One write is seen where the client sees it: the number of data segments its socket received (Linux TCP_INFO,
+`tcpi_data_segs_in`). A first recv() holding the whole answer proves nothing alone: on loopback, the ASGI road's
+two writes are both in the client's buffer before it wakes (tried: 2000 answers of two writes, none read in part).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import select
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+from bench.servers import LIMIT_BODY
+from mock_server.app import create_app
+from mock_server.http import pipeline
+from mock_server.http.connection import CYCLE_EXTENSION, send_json_whole, take_arrived_body
+from mock_server.settings import Settings
+from mock_server.spec.openapi import Specs
+from mock_server.wire.decoding import MAX_BODY_BYTES
+from tests.helpers import assert_error
+from tests.threaded_server import SAFETY, threaded_server
+
+LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+LIMIT_CHANGE = "/limits/account/0001-123456/limit_update_request"
+LIMIT = LIMIT_BODY.encode()
+JSON_HEAD = "HTTP/1.1 {status}\r\ncontent-length: {length}\r\ncontent-type: application/json\r\n"
+CLOSING = 2.0  # seconds: a connection the server closes is closed by then; its idle timeout is 5 s
+# struct tcp_info (linux/tcp.h): tcpi_data_segs_in, the segments carrying data the socket received (Linux 4.6+)
+TCPI_DATA_SEGS_IN = 152
+
+counts_segments = pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="TCP_INFO is Linux's")
+
+
+def request(method: str, path: str, *headers: str, body: bytes = b"", version: str = "1.1") -> bytes:
+    lines = [f"{method} {path} HTTP/{version}", "Host: 127.0.0.1", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def limit_change(*headers: str, body: bytes = LIMIT) -> bytes:
+    """The bench's limit change, whole."""
+    return request(
+        "POST", LIMIT_CHANGE, "Content-Type: application/json", f"Content-Length: {len(body)}", *headers, body=body
+    )
+
+
+@dataclass(frozen=True)
+class Answer:
+    head: bytes  # the status line and headers, through the blank line
+    body: bytes
+
+    @property
+    def status(self) -> int:
+        return int(self.head.split(b" ", 2)[1])
+
+    def header(self, name: str) -> str | None:
+        for line in self.head.decode("latin-1").split("\r\n")[1:]:
+            key, _, value = line.partition(":")
+            if key.lower() == name:
+                return value.strip()
+        return None
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def as_httpx(self, method: str, path: str) -> httpx.Response:
+        """For tests.helpers.assert_error, which judges the body by the spec's schema for the operation."""
+        lines = self.head.decode("latin-1").split("\r\n")[1:]
+        headers = [(name, value) for name, _, value in (line.partition(": ") for line in lines if line)]
+        return httpx.Response(
+            self.status, headers=headers, content=self.body, request=httpx.Request(method, f"http://127.0.0.1{path}")
+        )
+
+
+class Wire:
+    """One client connection, read answer by answer (pipelined answers too)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=SAFETY)
+        self.buffer = b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, raw: bytes) -> None:
+        self.sock.sendall(raw)
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError(f"the server closed the connection; unread: {self.buffer!r}")
+        self.buffer += chunk
+
+    def answer(self, *, head: bool = False) -> Answer:
+        """The next answer; `head`: to a HEAD (no content, whatever its Content-Length says)."""
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        top, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        answer = Answer(top + b"\r\n\r\n", b"")
+        length = 0 if head or answer.status < 200 else int(answer.header("content-length") or 0)
+        while len(self.buffer) < length:
+            self._fill()
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return Answer(answer.head, body)
+
+    def closed_by_server(self) -> bool:
+        """Whether the server ends the connection at once, with nothing more sent: within CLOSING s, well before
+        the idle timeout would close it anyway."""
+        self.sock.settimeout(CLOSING)
+        try:
+            return not self.buffer and self.sock.recv(1 << 16) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.sock.settimeout(SAFETY)
+
+    def data_segments(self) -> int:
+        """The segments carrying data this socket has received so far."""
+        info = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+        if len(info) < TCPI_DATA_SEGS_IN + 4:
+            pytest.skip("this kernel's tcp_info has no tcpi_data_segs_in")
+        count: int = struct.unpack_from("I", info, TCPI_DATA_SEGS_IN)[0]
+        return count
+
+    def first_read(self) -> bytes:
+        """What one recv() gets once the socket is readable."""
+        readable, _, _ = select.select([self.sock], [], [], SAFETY)
+        assert readable, "no answer"
+        return self.sock.recv(1 << 20)
+
+
+@pytest.fixture(scope="module")
+def port(specs: Specs) -> Iterator[int]:
+    """The default scenario's server, as `mock-server` runs it."""
+    with threaded_server(create_app(Settings(), specs)) as serving:
+        yield serving
+
+
+@pytest.fixture
+def wire(port: int) -> Iterator[Wire]:
+    connection = Wire(port)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[bytes | None]:
+    """What each operation's `take_arrived_body` answered (None: the body left to ASGI's receive)."""
+    answers: list[bytes | None] = []
+
+    def take(scope: Scope) -> bytes | None:
+        answers.append(take_arrived_body(scope))
+        return answers[-1]
+
+    monkeypatch.setattr(pipeline, "take_arrived_body", take)
+    return answers
+
+
+def journal(wire: Wire, session: str) -> list[dict[str, Any]]:
+    """The session's journal, read on `wire`."""
+    wire.send(request("GET", "/__mock/requests", f"X-Mock-Session: {session}", "X-Mock-Admin: 1"))
+    answer = wire.answer()
+    assert answer.status == 200, answer
+    entries: list[dict[str, Any]] = answer.json()["requests"]
+    return entries
+
+
+def lookup_bytes(client: TestClient) -> bytes:
+    """The lookup's answer as the ASGI road writes it (TestClient: no cycle to write with, so ASGI's two
+    messages): status line, the headers in their order, the body."""
+    answer = client.get(LOOKUP)
+    assert answer.status_code == 200
+    headers = b"".join(name + b": " + value + b"\r\n" for name, value in answer.headers.raw)
+    return b"HTTP/1.1 200 OK\r\n" + headers + b"\r\n" + answer.content
+
+
+# --- one write ------------------------------------------------------------------------------------------
+
+
+@counts_segments
+def test_a_lookup_arrives_in_one_segment_with_the_bytes_of_the_asgi_road(client: TestClient, wire: Wire) -> None:
+    expected = lookup_bytes(client)
+    body = expected.partition(b"\r\n\r\n")[2]
+    head = JSON_HEAD.format(status="200 OK", length=len(body)).encode() + b"\r\n"
+    assert expected == head + body  # the ASGI road's head: content-length, then content-type, nothing else
+    for _ in range(100):  # one keep-alive connection
+        before = wire.data_segments()
+        wire.send(request("GET", LOOKUP))
+        assert wire.first_read() == expected
+        assert wire.data_segments() - before == 1
+
+
+@counts_segments
+def test_uvicorns_default_headers_send_the_answer_by_asgi_in_two_segments(specs: Specs) -> None:
+    """uvicorn's `date` header is the ASGI road's to write: the answer goes that way, in two writes (which also
+    shows that counting segments tells one write from two)."""
+    with threaded_server(create_app(Settings(), specs), date_header=True) as dated:
+        wire = Wire(dated)
+        try:
+            before = wire.data_segments()
+            for _ in range(10):
+                wire.send(request("GET", LOOKUP))
+                answer = wire.answer()
+                assert answer.status == 200 and answer.header("date") is not None
+            assert wire.data_segments() - before > 10
+        finally:
+            wire.close()
+
+
+@counts_segments
+def test_a_limit_change_is_answered_in_one_segment_and_journaled_with_its_body(
+    wire: Wire, taken: list[bytes | None]
+) -> None:
+    session = "one-write-post"
+    for _ in range(5):
+        before = wire.data_segments()
+        wire.send(limit_change(f"X-Mock-Session: {session}"))
+        answer = wire.answer()
+        assert answer.status == 201, answer
+        assert answer.head == JSON_HEAD.format(status="201 Created", length=len(answer.body)).encode() + b"\r\n"
+        assert answer.json()["limit_update_request_status"] == "applied"
+        assert wire.data_segments() - before == 1
+    entries = journal(wire, session)
+    assert [(e["operation_id"], e["status"]) for e in entries] == [("createLimitUpdateRequest", 201)] * 5
+    assert all(e["request_body"] == json.loads(LIMIT_BODY) for e in entries)
+    assert taken == [LIMIT] * 5  # each body, sent with its head, taken from the connection
+
+
+# --- keep-alive, pipelining, close ----------------------------------------------------------------------
+
+
+def test_requests_in_a_row_on_one_connection_are_each_answered(wire: Wire) -> None:
+    session = "one-write-keep-alive"
+    for _ in range(3):
+        wire.send(request("GET", LOOKUP, f"X-Mock-Session: {session}"))
+        assert wire.answer().json()["status"] == "pending_conciliation"
+        wire.send(limit_change(f"X-Mock-Session: {session}"))
+        assert wire.answer().status == 201
+        wire.send(request("HEAD", LOOKUP, f"X-Mock-Session: {session}"))
+        assert wire.answer(head=True).status == 200
+    assert [e["method"] for e in journal(wire, session)] == ["GET", "POST", "HEAD"] * 3
+    assert wire.buffer == b""  # nothing sent beyond the answers
+
+
+def test_pipelined_requests_are_answered_in_order(wire: Wire, client: TestClient) -> None:
+    session = "one-write-pipelined"
+    wire.send(
+        request("GET", LOOKUP, f"X-Mock-Session: {session}")
+        + limit_change(f"X-Mock-Session: {session}")
+        + request("HEAD", LOOKUP, f"X-Mock-Session: {session}")
+        + request("DELETE", LOOKUP, f"X-Mock-Session: {session}")
+        + request("GET", LOOKUP, f"X-Mock-Session: {session}")
+    )
+    expected = lookup_bytes(client)
+    first = wire.answer()
+    assert first.head + first.body == expected
+    assert wire.answer().status == 201
+    head = wire.answer(head=True)
+    assert head.head == first.head and head.body == b""
+    assert wire.answer().status == 405
+    last = wire.answer()
+    assert last.head + last.body == expected
+    assert wire.buffer == b""
+    operations = [(e["method"], e["status"], e["request_body"]) for e in journal(wire, session)]
+    assert operations == [
+        ("GET", 200, None),
+        ("POST", 201, json.loads(LIMIT_BODY)),
+        ("HEAD", 200, None),
+        ("GET", 200, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "headers"),
+    [
+        ("1.0", ()),
+        ("1.1", ("Connection: close",)),
+        ("1.0", ("Connection: close",)),
+        ("1.0", ("Connection: keep-alive",)),
+    ],
+    ids=["http-1.0", "http-1.1-close", "http-1.0-close", "http-1.0-keep-alive"],
+)
+def test_a_request_that_keeps_no_connection_gets_connection_close_and_the_close(
+    wire: Wire, client: TestClient, version: str, headers: tuple[str, ...]
+) -> None:
+    """HTTP/1.0 never keeps its connection here, even asking to (uvicorn's httptools protocol keeps none)."""
+    wire.send(request("GET", LOOKUP, *headers, version=version))
+    answer = wire.answer()
+    body = lookup_bytes(client).partition(b"\r\n\r\n")[2]
+    assert answer.head == JSON_HEAD.format(status="200 OK", length=len(body)).encode() + b"connection: close\r\n\r\n"
+    assert answer.body == body
+    assert wire.closed_by_server()
+
+
+def test_a_limit_change_that_keeps_no_connection_is_answered_and_closed(wire: Wire) -> None:
+    wire.send(limit_change("Connection: close"))
+    answer = wire.answer()
+    assert answer.status == 201 and answer.header("connection") == "close"
+    assert wire.closed_by_server()
+
+
+def test_head_has_the_gets_head_and_no_content(wire: Wire, client: TestClient) -> None:
+    expected = lookup_bytes(client)
+    wire.send(request("HEAD", LOOKUP))
+    assert wire.first_read() == expected.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"  # the whole answer: no content
+    wire.send(request("GET", LOOKUP))  # the connection goes on, with nothing left over from the HEAD
+    answer = wire.answer()
+    assert answer.head + answer.body == expected
+    wire.send(request("HEAD", LOOKUP, "Connection: close"))
+    assert wire.answer(head=True).header("connection") == "close"
+    assert wire.closed_by_server()
+
+
+# --- the body: whole, arriving, held back, too large --------------------------------------------------
+
+
+def test_a_body_still_arriving_when_the_operation_starts_is_read_whole(wire: Wire, taken: list[bytes | None]) -> None:
+    session = "one-write-arriving"
+    whole = limit_change(f"X-Mock-Session: {session}")
+    split = len(whole) - len(LIMIT) + 40  # the head and the body's first 40 bytes
+    wire.send(whole[:split])
+    for _ in range(int(SAFETY * 100)):  # until the operation has looked for the body
+        if taken:
+            break
+        time.sleep(0.01)
+    wire.send(whole[split:])
+    answer = wire.answer()
+    assert answer.status == 201, answer
+    assert taken == [None]  # left to ASGI's receive, which waited for the rest
+    (entry,) = journal(wire, session)
+    assert entry["request_body"] == json.loads(LIMIT_BODY)
+
+
+def test_a_client_waiting_for_100_continue_gets_it_then_the_answer(wire: Wire, taken: list[bytes | None]) -> None:
+    session = "one-write-continue"
+    whole = limit_change(f"X-Mock-Session: {session}", "Expect: 100-continue")
+    head = whole[: len(whole) - len(LIMIT)]
+    wire.send(head)
+    assert wire.first_read() == b"HTTP/1.1 100 Continue\r\n\r\n"
+    wire.send(LIMIT)
+    assert wire.answer().status == 201
+    assert taken == [None]  # left to ASGI's receive, which sent the 100 Continue
+    (entry,) = journal(wire, session)
+    assert (entry["status"], entry["request_body"]) == (201, json.loads(LIMIT_BODY))
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_the_body_is_sent(wire: Wire) -> None:
+    over = MAX_BODY_BYTES + 1
+    head = request("POST", LIMIT_CHANGE, "Content-Type: application/json", f"Content-Length: {over}")
+    wire.send(head)  # and no body: the answer must not wait for it
+    answer = wire.answer()
+    body = assert_error(answer.as_httpx("POST", LIMIT_CHANGE), 413, "payload_too_large")
+    assert str(MAX_BODY_BYTES) in body["message"]
+
+
+def test_a_client_expecting_100_continue_for_a_body_over_the_limit_gets_the_413_instead(wire: Wire) -> None:
+    head = request(
+        "POST",
+        LIMIT_CHANGE,
+        "Content-Type: application/json",
+        f"Content-Length: {MAX_BODY_BYTES + 1}",
+        "Expect: 100-continue",
+    )
+    wire.send(head)
+    answer = wire.answer()
+    assert_error(answer.as_httpx("POST", LIMIT_CHANGE), 413, "payload_too_large")
+
+
+def test_a_chunked_body_over_the_limit_is_413_and_the_connection_goes_on(wire: Wire, client: TestClient) -> None:
+    content = b"x" * (MAX_BODY_BYTES + 1)
+    piece = 1 << 16
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(content[at : at + piece]), content[at : at + piece])
+        for at in range(0, len(content), piece)
+    )
+    head = request("POST", LIMIT_CHANGE, "Content-Type: application/json", "Transfer-Encoding: chunked")
+    wire.send(head + chunks + b"0\r\n\r\n")
+    answer = wire.answer()
+    assert_error(answer.as_httpx("POST", LIMIT_CHANGE), 413, "payload_too_large")
+    assert answer.header("connection") is None
+    wire.send(request("GET", LOOKUP))  # the rest of the body was read past: the next request is one
+    after = wire.answer()
+    assert after.head + after.body == lookup_bytes(client)
+
+
+def test_a_chunked_body_over_the_limit_that_arrived_whole_is_413(wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunked body declares no length, so only its bytes can say it is over the limit; at 1 MiB it never
+    arrives whole before the operation asks for it (uvicorn stops reading past 64 KiB), hence a lower limit."""
+    monkeypatch.setattr(pipeline, "MAX_BODY_BYTES", 100)
+    head = request("POST", LIMIT_CHANGE, "Content-Type: application/json", "Transfer-Encoding: chunked")
+    wire.send(head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(LIMIT), LIMIT))
+    answer = wire.answer()
+    assert assert_error(answer.as_httpx("POST", LIMIT_CHANGE), 413, "payload_too_large")["message"] == (
+        "The body is over 100 bytes."
+    )
+    wire.send(limit_change())  # declared over the limit
+    assert wire.answer().status == 413
+    monkeypatch.undo()
+    wire.send(head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(LIMIT), LIMIT))
+    assert wire.answer().status == 201
+
+
+@pytest.mark.parametrize("size", [70_000, 300_000])
+def test_a_large_body_under_the_limit_sent_whole_is_answered(wire: Wire, size: int) -> None:
+    """Over uvicorn's 64 KiB high-water mark, where it stops reading until the body is asked for."""
+    session = f"one-write-large-{size}"
+    padded = LIMIT[:-1] + b" " * (size - len(LIMIT)) + b"}"  # the same JSON value, padded with whitespace
+    wire.send(limit_change(f"X-Mock-Session: {session}", body=padded))
+    answer = wire.answer()
+    assert answer.status == 201, answer
+    assert answer.json()["limit_update_request_status"] == "applied"
+    (entry,) = journal(wire, session)
+    assert entry["truncated"] == ["request_body"]  # over 64 KiB: journaled cut, as any body that size
+    assert entry["request_body"].startswith(LIMIT_BODY[:-1])
+
+
+# --- paths: escapes and methods -------------------------------------------------------------------------
+
+
+def test_an_encoded_slash_in_an_id_is_404_even_where_the_decoded_path_is_another_route(wire: Wire) -> None:
+    lookup = "/event_conciliation/extraordinary_event/9f1c6f0e%2F3c8e-4a55-9d47-0a4c2b8f6d11"
+    wire.send(request("GET", lookup))
+    assert_error(wire.answer().as_httpx("GET", lookup), 404, "not_found")
+    # decoded, /limits/account/0001-123456/recipient_list/limit_update_request: a route, and a valid body for it
+    other = "/limits/account/0001-123456%2Frecipient_list/limit_update_request"
+    body = b'{"pix": {"transaction": [{"start_time": "06:00:00-03:00", "amount": 1000}]}}'
+    wire.send(request("POST", other, "Content-Type: application/json", f"Content-Length: {len(body)}", body=body))
+    refused = assert_error(wire.answer().as_httpx("POST", other), 404, "not_found")
+    assert "%2F" in refused["message"]
+
+
+def test_a_method_the_path_lacks_is_405_with_allow(wire: Wire) -> None:
+    for method in ("DELETE", "POST", "PUT"):
+        wire.send(request(method, LOOKUP, "Content-Length: 0"))
+        answer = wire.answer()
+        assert_error(answer.as_httpx(method, LOOKUP), 405, "method_not_allowed")
+        assert answer.header("allow") == "GET"
+    wire.send(request("HEAD", "/limits/account", "Content-Length: 0"))
+    refused = wire.answer(head=True)
+    assert (refused.status, refused.header("allow")) == (405, "POST")
+    wire.send(request("GET", LOOKUP))  # and the connection goes on
+    assert wire.answer().status == 200
+
+
+def test_an_escape_that_decodes_to_an_id_is_answered_by_the_operation(wire: Wire, client: TestClient) -> None:
+    escaped = LOOKUP.replace("/9f1c", "/%39f1c").replace("-4a55", "%2D4a55")
+    assert escaped != LOOKUP
+    wire.send(request("GET", escaped))
+    answer = wire.answer()
+    assert answer.head + answer.body == lookup_bytes(client)
+
+
+# --- the two functions, off mock-server's protocol and on uvicorn's own cycle ---------------------------
+
+
+def test_without_mock_servers_protocol_both_leave_the_request_to_asgi() -> None:
+    assert send_json_whole({"type": "http", "method": "GET"}, 200, b"{}") is False
+    assert send_json_whole({"type": "http", "method": "GET", "extensions": {}}, 200, b"{}") is False
+    assert take_arrived_body({"type": "http", "method": "POST"}) is None
+    assert take_arrived_body({"type": "http", "method": "POST", "extensions": {}}) is None
+    seen: list[tuple[bool, bytes | None]] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:  # a TestClient's own scope
+        seen.append((send_json_whole(scope, 200, b"{}"), take_arrived_body(scope)))
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    assert TestClient(app).post("/", content=b'{"a": 1}').status_code == 204
+    assert seen == [(False, None)]
+
+
+class Transport:
+    """What a cycle writes, and whether it closed; reading paused or not."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+        self.reading = True
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+
+def cycle(method: str = "GET", keep_alive: bool = True, **state: Any) -> tuple[RequestResponseCycle, Scope, list[int]]:
+    """uvicorn's own cycle for a request, on a recording transport; its scope carries it as the protocol's does;
+    and the list `on_response` counts its calls in."""
+    transport = Transport()
+    scope: Scope = {"type": "http", "method": method, "extensions": {}}
+    responses: list[int] = []
+    made = RequestResponseCycle(
+        scope=scope,  # type: ignore[arg-type]
+        transport=transport,  # type: ignore[arg-type]
+        flow=FlowControl(transport),  # type: ignore[arg-type]
+        logger=None,  # type: ignore[arg-type]
+        access_logger=None,  # type: ignore[arg-type]
+        access_log=False,
+        default_headers=[],
+        message_event=asyncio.Event(),
+        expect_100_continue=False,
+        keep_alive=keep_alive,
+        on_response=lambda: responses.append(1),
+    )
+    for name, value in state.items():
+        setattr(made, name, value)
+    scope["extensions"][CYCLE_EXTENSION] = made
+    return made, scope, responses
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+@pytest.mark.parametrize("keep_alive", [True, False])
+@pytest.mark.parametrize("status", [200, 201, 404, 413])
+def test_one_write_holds_the_bytes_uvicorns_send_writes(method: str, keep_alive: bool, status: int) -> None:
+    content = b'{"code":"x","message":"y"}'
+    by_asgi, _, asgi_responses = cycle(method, keep_alive)
+
+    async def through_asgi() -> None:
+        headers = [(b"content-length", str(len(content)).encode()), (b"content-type", b"application/json")]
+        await by_asgi.send({"type": "http.response.start", "status": status, "headers": headers})
+        await by_asgi.send({"type": "http.response.body", "body": content})
+
+    asyncio.run(through_asgi())
+    whole, scope, responses = cycle(method, keep_alive, waiting_for_100_continue=True)
+    assert send_json_whole(scope, status, content) is True
+    asgi_transport, transport = by_asgi.transport, whole.transport
+    assert isinstance(asgi_transport, Transport) and isinstance(transport, Transport)
+    assert transport.writes == [b"".join(asgi_transport.writes)]
+    assert transport.closed is asgi_transport.closed is (not keep_alive)
+    assert responses == asgi_responses == [1]
+    for done in (by_asgi, whole):
+        assert done.response_started and done.response_complete and done.message_event.is_set()
+        assert not done.waiting_for_100_continue  # no 100 Continue after the answer
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"response_started": True},
+        {"disconnected": True},
+        {"access_log": True},
+        {"default_headers": [(b"date", b"Wed, 25 Nov 2026 19:30:44 GMT")]},
+    ],
+    ids=lambda state: next(iter(state)),
+)
+def test_one_write_leaves_to_asgi_what_asgi_knows_better(state: dict[str, Any]) -> None:
+    made, scope, responses = cycle(**state)
+    assert send_json_whole(scope, 200, b"{}") is False
+    transport = made.transport
+    assert isinstance(transport, Transport)
+    assert transport.writes == [] and not made.response_complete and responses == []
+
+
+def test_one_write_waits_for_asgi_when_writes_are_paused() -> None:
+    made, scope, responses = cycle()
+    made.flow.pause_writing()
+    assert send_json_whole(scope, 200, b"{}") is False
+    assert not made.response_started and responses == []
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"more_body": True}, {"disconnected": True}, {"response_complete": True}, {"waiting_for_100_continue": True}],
+    ids=lambda state: next(iter(state)),
+)
+def test_a_body_not_whole_in_hand_is_left_to_asgis_receive(state: dict[str, Any]) -> None:
+    made, scope, _ = cycle("POST", **{"more_body": False, **state})
+    made.body = bytearray(b'{"a": 1}')
+    assert take_arrived_body(scope) is None
+    assert made.body == b'{"a": 1}'  # still there for receive()
+
+
+def test_a_body_whole_in_hand_is_taken_once_and_reading_goes_on() -> None:
+    made, scope, _ = cycle("POST", more_body=False)
+    made.body = bytearray(b'{"a": 1}')
+    made.flow.pause_reading()  # as uvicorn does past its high-water mark
+    assert take_arrived_body(scope) == b'{"a": 1}'
+    transport = made.transport
+    assert isinstance(transport, Transport)
+    assert transport.reading and not made.flow.read_paused
+    assert take_arrived_body(scope) == b""  # as a second receive() would: nothing more
