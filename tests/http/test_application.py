@@ -12,6 +12,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mock_server.app import create_app
 from mock_server.http.application import MockApp
+from mock_server.http.pipeline import PathEndpoint
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 
@@ -119,4 +120,5 @@ def test_the_direct_routes_find_what_starlettes_router_finds(specs: Specs, path:
     assert (found and found[:2]) == routed
     if found is not None:  # and the method's runner, as the route's endpoint dispatches it
         route, _, dispatch = found
+        assert isinstance(route.endpoint, PathEndpoint)
         assert dispatch == route.endpoint.dispatch
