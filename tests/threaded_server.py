@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from mock_server.http.connection import GuardedHttpProtocol, protocol_class
+from mock_server.http.connection import protocol_class
 from mock_server.http.hosts import HostPolicy
 from mock_server.state.bounds import ConnectionLimits
 
@@ -35,9 +35,7 @@ def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = (), **options: 
         "access_log": False,
         "server_header": False,
         "date_header": False,
-        "http": _logging_as_configured(
-            protocol_class(ConnectionLimits(), HostPolicy.build(allowed_hosts, "127.0.0.1"))
-        ),
+        "http": protocol_class(ConnectionLimits(), HostPolicy.build(allowed_hosts, "127.0.0.1")),
     }
     config = uvicorn.Config(app, **{**settings, **options})
     server = uvicorn.Server(config)
@@ -53,20 +51,6 @@ def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = (), **options: 
     finally:
         server.should_exit = True
         thread.join(timeout=SAFETY)
-
-
-def _logging_as_configured(protocol: type[GuardedHttpProtocol]) -> type[GuardedHttpProtocol]:
-    """`protocol`, writing an access log only when the Config asks for one. uvicorn decides per connection by
-    whether its `uvicorn.access` logger has a handler; pytest (its catching_logs) adds its capture handlers to every
-    logger that does not propagate, which is what `access_log=False` made that one: a connection made during a
-    test would then take it for an access log to write, unlike the server it stands for."""
-
-    class Protocol(protocol):  # type: ignore[valid-type,misc]
-        def __init__(self, config: uvicorn.Config, *args: Any, **options: Any) -> None:
-            super().__init__(config, *args, **options)
-            self.access_log: bool = self.access_logger.hasHandlers() and config.access_log
-
-    return Protocol
 
 
 def exchange(port: int, raw: bytes, timeout: float = 5.0) -> tuple[bytes, bool]:

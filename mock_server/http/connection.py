@@ -84,6 +84,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        # uvicorn writes an access log wherever its `uvicorn.access` logger has a handler; pytest adds its capture
+        # handlers to every logger that does not propagate, which is what `access_log=False` makes that one. So the
+        # option decides too: a server in a test process (the pytest plugin's) logs no more than its CLI would.
+        self.access_log = config.access_log and self.access_log
         self._head_pending = False  # a request's first byte came, its headers are not complete yet
         self._head_bytes = 0
         self._head_timer: asyncio.TimerHandle | None = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import select
 import socket
 import struct
@@ -228,6 +229,40 @@ def test_uvicorns_default_headers_send_the_answer_by_asgi_in_two_segments(specs:
             assert wire.data_segments() - before > 10
         finally:
             wire.close()
+
+
+@counts_segments
+def test_a_handler_on_uvicorns_access_logger_writes_no_log_the_server_was_not_asked_for(specs: Specs) -> None:
+    """uvicorn logs access wherever `uvicorn.access` has a handler, and pytest adds one to it (as any application
+    configuring logging may): with `access_log=False`, as mock-server runs by default, nothing is logged and the
+    answer still leaves in one write; with `access_log=True` it is logged, by the ASGI road."""
+    logger = logging.getLogger("uvicorn.access")
+    records: list[logging.LogRecord] = []
+
+    class Recording(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Recording()
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)  # uvicorn logs each access at INFO
+    try:
+        for asked in (False, True):
+            with threaded_server(create_app(Settings(), specs), access_log=asked) as served:
+                logger.addHandler(handler)  # uvicorn's own logging setup cleared the handlers of an access log off
+                wire = Wire(served)
+                try:
+                    before = wire.data_segments()
+                    wire.send(request("GET", LOOKUP))
+                    assert wire.answer().status == 200
+                    assert (wire.data_segments() - before == 1) is not asked
+                finally:
+                    wire.close()
+            assert bool(records) is asked
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @counts_segments
