@@ -202,8 +202,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         cycle = self.cycle
-        if cycle is not None and cycle.more_body and self._body_overdue:
-            # Answered without reading a body that is late already: no keep-alive can follow it.
+        if cycle is not None and cycle.more_body and (self._body_overdue or self.expect_100_continue):
+            # Answered without reading a body that is late already, or that a client waiting for 100 Continue
+            # will never send (its next request would be read as that body): no keep-alive can follow it.
             self.transport.close()
         super().on_response_complete()
 
@@ -289,6 +290,10 @@ def send_json_whole(scope: Scope, status: int, content: bytes) -> bool:
         or cycle.default_headers
     ):
         return False
+    if cycle.waiting_for_100_continue and cycle.more_body:
+        # Answered before the client, waiting for 100 Continue, sent its body: it never will, and what it sends
+        # next on this connection would be read as that body (RFC 9110 10.1.1: say the connection closes).
+        cycle.keep_alive = False
     cycle.response_started = True
     cycle.waiting_for_100_continue = False
     head = STATUS_LINE[status] + b"content-length: " + str(len(content)).encode("ascii") + _JSON_HEAD_TAIL

@@ -422,6 +422,30 @@ def test_a_client_expecting_100_continue_for_a_body_over_the_limit_gets_the_413_
     wire.send(head)
     answer = wire.answer()
     assert_error(answer.as_httpx("POST", LIMIT_CHANGE), 413, "payload_too_large")
+    # The client will never send that body, and its next request must not be read as the body: closed, and said so.
+    assert answer.header("connection") == "close"
+    assert wire.closed_by_server()
+
+
+def test_an_answer_before_a_100_continue_body_closes_the_connection_on_the_asgi_road_too(specs: Specs) -> None:
+    """With uvicorn's date header the 413 takes the ASGI road, which cannot add `connection: close` once the head
+    is written: the connection is still closed after it, so the next request is never read as the body."""
+    with threaded_server(create_app(Settings(), specs), date_header=True) as dated:
+        wire = Wire(dated)
+        try:
+            wire.send(
+                request(
+                    "POST",
+                    LIMIT_CHANGE,
+                    "Content-Type: application/json",
+                    f"Content-Length: {MAX_BODY_BYTES + 1}",
+                    "Expect: 100-continue",
+                )
+            )
+            assert wire.answer().status == 413
+            assert wire.closed_by_server()
+        finally:
+            wire.close()
 
 
 def test_a_chunked_body_over_the_limit_is_413_and_the_connection_goes_on(wire: Wire, client: TestClient) -> None:
@@ -589,7 +613,8 @@ def test_one_write_holds_the_bytes_uvicorns_send_writes(method: str, keep_alive:
         await by_asgi.send({"type": "http.response.body", "body": content})
 
     asyncio.run(through_asgi())
-    whole, scope, responses = cycle(method, keep_alive, waiting_for_100_continue=True)
+    # (a body in hand, though 100 Continue was never sent: the client sent it anyway)
+    whole, scope, responses = cycle(method, keep_alive, waiting_for_100_continue=True, more_body=False)
     assert send_json_whole(scope, status, content) is True
     asgi_transport, transport = by_asgi.transport, whole.transport
     assert isinstance(asgi_transport, Transport) and isinstance(transport, Transport)
@@ -599,6 +624,14 @@ def test_one_write_holds_the_bytes_uvicorns_send_writes(method: str, keep_alive:
     for done in (by_asgi, whole):
         assert done.response_started and done.response_complete and done.message_event.is_set()
         assert not done.waiting_for_100_continue  # no 100 Continue after the answer
+
+
+def test_one_write_before_a_100_continue_body_says_the_connection_closes_and_closes_it() -> None:
+    whole, scope, responses = cycle("POST", True, waiting_for_100_continue=True, more_body=True)
+    assert send_json_whole(scope, 413, b"{}") is True
+    assert isinstance(whole.transport, Transport)
+    assert whole.transport.writes[0].split(b"\r\n\r\n")[0].endswith(b"\r\nconnection: close")
+    assert whole.transport.closed and not whole.keep_alive and responses == [1]
 
 
 @pytest.mark.parametrize(
