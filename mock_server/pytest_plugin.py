@@ -213,6 +213,8 @@ class _InProcessServer:
             lifespan="off",
             ws="none",
             access_log=False,
+            server_header=False,  # the headers `mock-server` answers with (cli.uvicorn_config), and only those:
+            date_header=False,  # the same answers, and a JSON one leaves in one write (http/connection.py)
             # mock-server's own protocol: a `reset` fault can drop; over TLS, the client certificate is journaled
             http=protocol_class(ConnectionLimits(), tls=self.tls is not None),
             **tls_options,

@@ -37,6 +37,14 @@ def propose(pix_mock: PixMock, amount: int = 400000) -> int:
     return pix_mock.client.post(f"/limits/account/{ACCOUNT}/limit_update_request", json=body).status_code
 
 
+def test_the_plugins_server_answers_with_the_headers_the_cli_answers_with(pix_mock: PixMock):
+    """The in-process server runs with `mock-server`'s uvicorn options: no `date` or `server` header (uvicorn's
+    defaults), and no access log under pytest's capture handlers, so a JSON answer leaves in one write."""
+    answer = pix_mock.client.get(LOOKUP)
+    assert answer.status_code == 200
+    assert sorted(answer.headers) == ["content-length", "content-type"]
+
+
 def test_verify_answers_the_verdict_when_it_holds(pix_mock: PixMock):
     assert propose(pix_mock, 400000) == 201
     assert propose(pix_mock, 300000) == 201
