@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 from mock_server.domain.clock import parse_date
@@ -45,19 +46,26 @@ _WINDOWS: dict[tuple[tuple[str, int], ...], tuple[LimitWindow, ...]] = {}
 MAX_SHARED_WINDOWS = 4096
 
 
-def _windows(given: list[dict[str, Any]]) -> tuple[LimitWindow, ...]:
-    # `int()`: JSON Schema counts 100.0 as an integer, and the amount is kept as the integer it is.
-    key = tuple([(w["start_time"], int(w["amount"])) for w in given])
-    windows = _WINDOWS.get(key)
-    if windows is None:
-        if len(_WINDOWS) >= MAX_SHARED_WINDOWS:
-            _WINDOWS.clear()
-        windows = _WINDOWS[key] = tuple([LimitWindow(start_time, amount) for start_time, amount in key])
+_START_AND_AMOUNT = itemgetter("start_time", "amount")
+
+
+def _shared_windows(key: tuple[tuple[str, Any], ...]) -> tuple[LimitWindow, ...]:
+    if len(_WINDOWS) >= MAX_SHARED_WINDOWS:
+        _WINDOWS.clear()
+    # `int()`: JSON Schema counts 100.0 as an integer, and the amount is kept as the integer it is (a key with
+    # 100.0 finds the windows of 100 too: they are equal, and those hold the int).
+    windows = _WINDOWS[key] = tuple([LimitWindow(start_time, int(amount)) for start_time, amount in key])
     return windows
 
 
 def limits_from_json(pix: dict[str, Any]) -> Limits:
-    return {mode: _windows(windows) for mode, windows in pix.items()}
+    """The validated body's windows per mode, shared (`_WINDOWS`); looked up with no Python-level loop over a
+    mode's windows: once per limit change and mode."""
+    limits: Limits = {}
+    for mode, given in pix.items():
+        key = tuple(map(_START_AND_AMOUNT, given))
+        limits[mode] = _WINDOWS.get(key) or _shared_windows(key)
+    return limits
 
 
 def window_to_json(window: LimitWindow) -> dict[str, Any]:
