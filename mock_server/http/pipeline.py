@@ -319,8 +319,8 @@ class OperationRunner:
     async def _handle(self, exchange: Exchange) -> Reply:
         """Read and validate the request, then let the operation's handler answer it."""
         assert exchange.received_at is not None
-        if self._takes_body:
-            await self._read_body(exchange)
+        if self._takes_body and not self._take_body(exchange):
+            await self._receive_body(exchange)
         body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
         if not exchange.raw_body:
             body = MISSING
@@ -481,26 +481,43 @@ class OperationRunner:
             )
         return header or in_url or DEFAULT_SESSION
 
-    async def _read_body(self, exchange: Exchange) -> None:
-        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already)."""
-        if exchange.body_read:
-            return
-        exchange.content_type = exchange.header(b"content-type")
-        declared = exchange.header(b"content-length")
+    def _body_limit(self, exchange: Exchange) -> tuple[int, str | None]:
+        """The most bytes the body may have, and the 413's message (None: the default one)."""
         rules = self.body_rules
         if rules is not None and rules.max_bytes is not None and exchange.session is not None:
-            limit, over = rules.max_bytes(exchange.session)
-        else:
-            limit, over = MAX_BODY_BYTES, None
-        whole = None if too_large(declared, limit) else take_arrived_body(exchange.scope)
+            return rules.max_bytes(exchange.session)
+        return MAX_BODY_BYTES, None
+
+    def _take_body(self, exchange: Exchange) -> bool:
+        """The body into `exchange.raw_body` when it is in hand already (http/connection.take_arrived_body), with no
+        coroutine for what nearly every call sends; False when `_read_body` must read it (or refuse it)."""
+        if exchange.body_read:
+            return True
+        exchange.content_type = exchange.header(b"content-type")
+        limit, over = self._body_limit(exchange)
+        if too_large(exchange.header(b"content-length"), limit):
+            return False  # refused by read_bytes, before a byte of it is read
+        whole = take_arrived_body(exchange.scope)
         if whole is None:
-            timeout = self.server.settings.connection.body_timeout
-            arrived = body_arrived(exchange.scope)
-            exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
-        elif len(whole) > limit:
+            return False
+        if len(whole) > limit:
             raise oversized(limit, over)
-        else:
-            exchange.raw_body = whole
+        exchange.raw_body = whole
+        exchange.body_read = True
+        return True
+
+    async def _read_body(self, exchange: Exchange) -> None:
+        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already): taken
+        when it is in hand, else read through ASGI."""
+        if not self._take_body(exchange):
+            await self._receive_body(exchange)
+
+    async def _receive_body(self, exchange: Exchange) -> None:
+        """The body `_take_body` did not find in hand, read through ASGI, bounded in size and time."""
+        limit, over = self._body_limit(exchange)
+        timeout = self.server.settings.connection.body_timeout
+        declared, arrived = exchange.header(b"content-length"), body_arrived(exchange.scope)
+        exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
         exchange.body_read = True
 
     @staticmethod
