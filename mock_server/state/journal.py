@@ -195,12 +195,8 @@ class Journal:
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
         entries, usage, budget = self._entries, self._usage, self._budget
-        if len(entries) >= JOURNAL_SIZE:  # a full journal (most calls, once it is): the oldest makes way
-            dropped = entries.popleft()[_COST]
-            usage.bytes -= dropped
-            budget.used -= dropped
-        if usage.bytes + cost > self.max_bytes:
-            self._make_room(cost)
+        while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
+            self._drop_oldest()
         budget._seq = seq = budget._seq + 1
         entries.append(
             (
@@ -224,13 +220,6 @@ class Journal:
         budget.used += cost
         if budget.used > budget.total:
             budget._fit()
-
-    def _make_room(self, cost: int) -> None:
-        """Drop the oldest entries until one of `cost` bytes fits the journal's bound (all of them, if it never
-        will: the entry is kept alone)."""
-        entries = self._entries
-        while entries and self._usage.bytes + cost > self.max_bytes:
-            self._drop_oldest()
 
     def _drop_oldest(self) -> None:
         entry = self._entries.popleft()
