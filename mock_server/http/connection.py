@@ -269,6 +269,12 @@ class TlsHttpProtocol(GuardedHttpProtocol):
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
 
 
+def _cycle(scope: Scope) -> Any:
+    """The request's uvicorn cycle, as this server's protocol put it in the scope; None elsewhere (TestClient,
+    another server)."""
+    return scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
+
+
 _JSON_HEAD_TAIL = b"\r\n" + JSON_CONTENT_TYPE[0] + b": " + JSON_CONTENT_TYPE[1] + b"\r\n"
 
 
@@ -280,7 +286,7 @@ def send_json_whole(scope: Scope, status: int, content: bytes) -> bool:
     not on this server's protocol (TestClient, another server) or is in a state the ASGI road knows better
     (answered already, disconnected, writes paused, an access log or default headers to write): the caller then
     sends it through ASGI."""
-    cycle = scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
+    cycle = _cycle(scope)
     if (
         cycle is None
         or cycle.response_started
@@ -315,7 +321,7 @@ def take_arrived_body(scope: Scope) -> bytes | None:
     message (the coroutines of an ASGI receive, for bytes that are here already), or None where that protocol
     does not hold it whole: another server, a body still arriving, a client waiting for 100 Continue, an answered
     or dropped request. The caller then reads it through ASGI."""
-    cycle = scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
+    cycle = _cycle(scope)
     if (
         cycle is None
         or cycle.more_body
@@ -333,7 +339,7 @@ def take_arrived_body(scope: Scope) -> bytes | None:
 def body_arrived(scope: Scope) -> bool:
     """Whether the request's whole body is in the server's hands already (reading it cannot wait, so needs no
     deadline); False when it is not, or when this is not mock-server's own protocol (TestClient, another server)."""
-    cycle = scope.get("extensions", {}).get(CYCLE_EXTENSION)
+    cycle = _cycle(scope)
     return cycle is not None and not cycle.more_body
 
 
