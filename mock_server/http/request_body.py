@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from starlette.requests import ClientDisconnect
-from starlette.types import Message, Receive
+from starlette.types import Receive
 
 from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
 from mock_server.wire.decoding import MAX_BODY_BYTES
@@ -25,25 +25,15 @@ async def read_bytes(
     receive: Receive,
     declared: str | None,
     timeout: float | None = None,
-    arrived: bool = False,
     limit: int = MAX_BODY_BYTES,
     over: str | None = None,
 ) -> bytes:
     """The raw body, refusing more than `limit` bytes without reading it all (`declared`: its Content-Length; `over`:
     the 413's message), and a body that has not arrived whole within `timeout` seconds (408: a stalled upload
-    holds nothing).
-
-    `arrived`: the server holds the whole body already (http/connection.body_arrived), so reading it cannot
-    wait and needs no deadline; a deadline is a timer armed and cancelled, a few microseconds a request."""
+    holds nothing)."""
     if too_large(declared, limit):
         raise oversized(limit, over)
     chunks: list[bytes] = []
-    if arrived:
-        message = await receive()
-        body: bytes = message.get("body", b"")
-        if message["type"] == "http.request" and not message.get("more_body", False) and len(body) <= limit:
-            return body  # what an arrived body is: one message holding all of it
-        return await _read(receive, chunks, limit, over, message)  # anything else is read, refused or joined
     try:
         async with asyncio.timeout(timeout):
             return await _read(receive, chunks, limit, over)
@@ -55,17 +45,12 @@ async def read_bytes(
         ) from None
 
 
-async def _read(
-    receive: Receive, chunks: list[bytes], limit: int, over: str | None, first: Message | None = None
-) -> bytes:
-    """The ASGI body messages joined (read into `chunks` as they come, after `first` when it was read already),
-    as Starlette's `Request.stream()` reads them."""
+async def _read(receive: Receive, chunks: list[bytes], limit: int, over: str | None) -> bytes:
+    """The ASGI body messages joined (read into `chunks` as they come), as Starlette's `Request.stream()` reads
+    them."""
     size = 0
     while True:
-        if first is not None:
-            message, first = first, None
-        else:
-            message = await receive()
+        message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientDisconnect
         chunk: bytes = message.get("body", b"")
