@@ -42,7 +42,7 @@ import http
 import logging
 import socket
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from uvicorn.config import Config
@@ -80,14 +80,20 @@ class HeadHoldingTransport:
     """The connection's transport, writing an answer's head and body as one: a head (a status line and headers,
     not an interim 1xx) is held until the next write, which carries it; or until the connection closes, the answer
     completes (`flush`, by the protocol: a HEAD's or a 204's answer has no body write), or the event loop's next
-    turn, whichever comes first, so a streaming answer's head never waits for its body. Everything else is the
-    transport's own."""
+    turn, whichever comes first, so a streaming answer's head never waits for its body. `amend` may change a head
+    before it is held. Everything else is the transport's own."""
 
-    __slots__ = ("_held", "_loop", "_transport")
+    __slots__ = ("_amend", "_held", "_loop", "_transport")
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        loop: asyncio.AbstractEventLoop,
+        amend: Callable[[bytes], bytes] | None = None,
+    ) -> None:
         self._transport = transport
         self._loop = loop
+        self._amend = amend
         self._held: bytes | None = None
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
@@ -96,7 +102,7 @@ class HeadHoldingTransport:
             self._held = None
             self._transport.write(held + data)
         elif data[-4:] == b"\r\n\r\n" and data[:9] == b"HTTP/1.1 " and data[9:10] != b"1":
-            self._held = bytes(data)
+            self._held = bytes(data) if self._amend is None else self._amend(bytes(data))
             self._loop.call_soon(self.flush)
         else:
             self._transport.write(data)
@@ -165,7 +171,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     # --- connection ---------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._holding = HeadHoldingTransport(transport, self.loop)  # type: ignore[arg-type]
+        self._holding = HeadHoldingTransport(transport, self.loop, self._amended_head)  # type: ignore[arg-type]
         super().connection_made(self._holding)  # type: ignore[arg-type]  # a transport in all but name
         # uvicorn arms its keep-alive timer only after a response: a connection that never sends would stay.
         self.timeout_keep_alive_task = self.loop.call_later(self.limits.idle_timeout, self.timeout_keep_alive_handler)
@@ -195,6 +201,17 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle is not None and cycle.more_body and self._body_timer is None and not self._body_overdue:
             self._body_timer = self.loop.call_later(self.limits.body_timeout, self._body_timed_out)
+
+    def _amended_head(self, head: bytes) -> bytes:
+        """An answer's head as it leaves. Answered while the client holds its body back for 100 Continue: it never
+        sends that body, and what it sends next would be read as the body, so the head says the connection closes
+        (RFC 9110 10.1.1), as it then does (`on_response_complete`)."""
+        if self.expect_100_continue:
+            cycle = self.cycle
+            if cycle is not None and cycle.more_body and b"\r\nconnection: close\r\n" not in head:
+                cycle.keep_alive = False
+                return head[:-2] + b"connection: close\r\n\r\n"
+        return head
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn answers to bytes that are not HTTP/1.1 (its own text/plain 400)."""

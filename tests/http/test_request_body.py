@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from typing import Any
 
 import pytest
 from starlette.requests import ClientDisconnect
@@ -26,6 +27,29 @@ def receiving(*messages: Message) -> Receive:
         return pending.pop(0)
 
     return receive
+
+
+def test_a_body_the_server_holds_whole_is_read_without_a_deadline(monkeypatch):
+    def armed(delay: float | None) -> Any:
+        raise AssertionError("a deadline was armed for a body the server held whole")
+
+    monkeypatch.setattr(asyncio, "timeout", armed)  # what request_body arms a deadline with
+    receive = receiving({"type": "http.request", "body": b'{"a": 1}', "more_body": False})
+    assert asyncio.run(read_bytes(receive, "8", timeout=5.0)) == b'{"a": 1}'
+
+
+def test_a_first_receive_that_waits_is_resumed_under_the_deadline():
+    async def late(delay: float) -> Message:
+        await asyncio.sleep(delay)
+        return {"type": "http.request", "body": b"late"}
+
+    async def read(delay: float, timeout: float) -> bytes:
+        return await read_bytes(lambda: late(delay), None, timeout=timeout)
+
+    assert asyncio.run(read(0.01, SAFETY)) == b"late"
+    with pytest.raises(RequestTimeout) as timed_out:
+        asyncio.run(read(SAFETY, 0.05))  # the receive is canceled by the deadline, not left waiting
+    assert "(0 bytes came)" in timed_out.value.message
 
 
 def test_a_body_in_pieces_is_joined_and_still_bounded():
