@@ -215,6 +215,7 @@ class Server:
         self.loop: asyncio.AbstractEventLoop | None = None  # the server's, once started
         self.interrupted = False  # stopped by SIGINT (Ctrl-C)
         config = uvicorn_config(app, settings, context, configure_logging=configure_logging, overrides=overrides)
+        self.tls = self.tls or bool(config.ssl_certfile)  # a test's certificate files, uvicorn's own options
         self._uvicorn = _UvicornServer(config, self)
         self._loop_factory = (
             loop_factory(settings.connection.header_timeout) if context is not None else _plain_loop_factory()

@@ -203,15 +203,20 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._body_timer = self.loop.call_later(self.limits.body_timeout, self._body_timed_out)
 
     def _amended_head(self, head: bytes) -> bytes:
-        """An answer's head as it leaves. Answered while the client holds its body back for 100 Continue: it never
-        sends that body, and what it sends next would be read as the body, so the head says the connection closes
-        (RFC 9110 10.1.1), as it then does (`on_response_complete`)."""
-        if self.expect_100_continue:
-            cycle = self.cycle
-            if cycle is not None and cycle.more_body and b"\r\nconnection: close\r\n" not in head:
-                cycle.keep_alive = False
-                return head[:-2] + b"connection: close\r\n\r\n"
-        return head
+        """An answer's head as it leaves: saying `connection: close` wherever the connection closes after it (uvicorn
+        before 0.31 closes without saying so). Among those: an answer while the client holds its body back for 100
+        Continue, which it never sends, and what it sends next would be read as that body (RFC 9110 10.1.1), so
+        the connection closes (`on_response_complete`). With requests queued behind it, the answering request is not
+        `self.cycle` (the last one parsed): its head is left as uvicorn wrote it."""
+        cycle = self.cycle
+        if cycle is None or self.pipeline:
+            return head
+        if cycle.keep_alive and not (self.expect_100_continue and cycle.more_body):
+            return head
+        cycle.keep_alive = False
+        if b"\r\nconnection: close\r\n" in head.lower():
+            return head
+        return head[:-2] + b"connection: close\r\n\r\n"
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn answers to bytes that are not HTTP/1.1 (its own text/plain 400)."""
