@@ -108,11 +108,12 @@ class HeadHoldingTransport:
             self._transport.write(data)
 
     def flush(self) -> None:
-        """Write a held head now."""
+        """Write a held head now (none to a connection lost meanwhile)."""
         held = self._held
         if held is not None:
             self._held = None
-            self._transport.write(held)
+            if not self._transport.is_closing():
+                self._transport.write(held)
 
     def close(self) -> None:
         self.flush()
