@@ -1,7 +1,7 @@
 """The baseline: a bare Starlette app answering the benchmark's three routes with fixed JSON bytes.
 
-Same framework, same server (uvicorn with the options of `mock_server.cli.uvicorn_config`, the function the
-mock serves with: no access log, no Server or Date header, lifespan off) and the same bytes as the mock's
+Same framework, same server (mock_server/server.py's, as the mock is served: its HTTP protocol, no access log, no
+Server or Date header, lifespan off) and the same bytes as the mock's
 answers, but no session, validation, state, journal or encoding: what is left is the cost of HTTP, routing
 and Starlette itself. The POST routes read the body (as any server must) but do not parse it.
 
@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mock_server.cli import uvicorn_config
+from mock_server.server import Server
 from mock_server.settings import Settings
 
 # The mock's own answers for the default scenario (the ids and times of the POSTs are of the same length).
@@ -80,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     args = parser.parse_args(argv)
-    uvicorn.Server(uvicorn_config(app, Settings(host=args.host, port=args.port))).run()
+    Server(app, Settings(host=args.host, port=args.port)).run()
     return 0
 
 

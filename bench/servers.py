@@ -1,7 +1,7 @@
 """What is measured: the three endpoints, and the servers that answer them (the mock, the bare baseline, the anchors).
 
-The bare baseline (bench/bare_app.py) serves the mock's answers as fixed bytes on the uvicorn options of
-`mock_server.cli.uvicorn_config`; Prism and WireMock, with `--anchors`, are installed with npm under
+The bare baseline (bench/bare_app.py) serves the mock's answers as fixed bytes on the server the mock runs
+on (`mock_server.server`); Prism and WireMock, with `--anchors`, are installed with npm under
 bench/.tools/.
 """
 
@@ -67,7 +67,7 @@ def mock_spec(label: str, *options: str, tree: Path = ROOT, note: str = "") -> S
 BARE = ServerSpec(
     "bare Starlette",
     (PYTHON, "-m", "bench.bare_app", "--host", HOST, "--port", "{port}"),
-    note="same uvicorn options (`mock_server.cli.uvicorn_config`), fixed bytes",
+    note="the same server (`mock_server.server`), fixed bytes",
 )
 
 

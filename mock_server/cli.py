@@ -1,6 +1,7 @@
-"""`mock-server [serve|check|verify-provider]`: argv and MOCK_SERVER_* variables -> Settings -> uvicorn.
+"""`mock-server [serve|check|verify-provider]`: argv and MOCK_SERVER_* variables -> Settings -> the server
+(mock_server/server.py, the one module that configures uvicorn).
 
-The only module that knows uvicorn. `mock-server check` has a parser of its own (its own --help); `healthcheck`
+`mock-server check` has a parser of its own (its own --help); `healthcheck`
 and `wait` are probe.py's.
 """
 
@@ -9,21 +10,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import copy
 import gc
 import json
 import logging
 import re
-import signal
 import ssl
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-import uvicorn
 from starlette.types import ASGIApp
 
 from mock_server import __version__, environment, probe
@@ -32,12 +29,11 @@ from mock_server.domain.documents import bare_cnpj
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
-from mock_server.http.connection import protocol_class
-from mock_server.http.hosts import HostPolicy, allowed_host_entry
+from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.outbound import Outbound, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
-from mock_server.http.tls_handshake import TlsConfig
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.server import Server
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
@@ -560,108 +556,11 @@ def scenario_not_found(fixtures: Path, missing: ScenarioNotFound) -> str:
     )
 
 
-class _Server(uvicorn.Server):
-    """Prints the ready line once the socket accepts requests, with the real port."""
-
-    def __init__(
-        self,
-        config: uvicorn.Config,
-        banner: str,
-        on_shutdown: Callable[[], None] | None = None,
-        state_file: StateFile | None = None,
-    ) -> None:
-        super().__init__(config)
-        self._banner = banner
-        self._on_shutdown = on_shutdown
-        self._state_file = state_file
-        self._state_writes: asyncio.Task[None] | None = None
-        self.interrupted = False
-
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        # uvicorn stops gracefully, then raises the signal again: SIGTERM ends the process by the signal (a shell
-        # reports 143); SIGINT raises KeyboardInterrupt, or nothing when it is ignored (a background job of a
-        # non-interactive shell). serve() turns both SIGINT outcomes into exit status 0: Ctrl-C is how a server
-        # in a terminal is stopped, not a failure (`make run` would report "Error 130" for a status of 130).
-        self.interrupted = self.interrupted or sig == signal.SIGINT
-        super().handle_exit(sig, frame)
-
-    async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
-        # Here, not after run(): uvicorn re-raises SIGTERM/SIGINT once it has shut down, so nothing after
-        # run() would get to run when a signal stopped the server.
-        await super().shutdown(sockets)
-        if self._state_writes is not None:
-            self._state_writes.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._state_writes
-        if self._state_file is not None:
-            # The last requests are answered: this write holds every write acknowledged.
-            try:
-                self._state_file.save()
-            except OSError as exc:
-                print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
-        if self._on_shutdown is not None:
-            self._on_shutdown()
-
-    async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
-        await super().startup(sockets)
-        if self.started and self._state_file is not None:
-            self._state_writes = asyncio.create_task(self._state_file.run())
-        if self.started:
-            host, port = self.config.host, self.config.port
-            for server in self.servers:
-                for sock in server.sockets:
-                    port = sock.getsockname()[1]
-            shown = f"[{host}]" if ":" in host else host
-            scheme = "https" if self.config.is_ssl else "http"
-            print(f"mock-server ready on {scheme}://{shown}:{port} {self._banner}", flush=True)
-
-
-def _log_config() -> dict[str, Any]:
-    """uvicorn's logging with the access log on stderr as well: stdout carries the ready line and nothing else."""
-    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    return config
-
-
 def server_tls_context(settings: Settings) -> ssl.SSLContext | None:
     """The server's TLS context, None for plain HTTP; TlsSetupError names a file that cannot serve."""
     if settings.tls_cert is None:
         return None
     return server_context(settings.tls_cert, settings.tls_key, settings.client_ca, settings.client_cert)
-
-
-def uvicorn_config(app: ASGIApp, settings: Settings, context: ssl.SSLContext | None = None) -> uvicorn.Config:
-    """The uvicorn options the server runs with (https with `context`). bench/bare_app.py serves its baseline with
-    them too, so the benchmark's "bare Starlette" differs from the mock by the app alone."""
-    tls = {} if context is None else {"ssl_context_factory": lambda config, default: context}
-    # TLS: asyncio's loop made to answer handshakes as a real server does (http/tls_handshake.py); plain HTTP keeps
-    # uvicorn's choice (uvloop).
-    config_class = uvicorn.Config if context is None else TlsConfig
-    config = config_class(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=settings.access_log,
-        server_header=False,
-        date_header=False,
-        lifespan="off",
-        ws="none",  # no route speaks WebSocket: http/connection.py answers an upgrade in the contract's body
-        log_config=_log_config(),
-        # http/connection.py: uvicorn's httptools protocol plus the deadlines, head-size limit and Host rule it lacks.
-        http=protocol_class(
-            settings.connection,
-            HostPolicy.build(settings.allowed_hosts, settings.host),
-            tls=context is not None,
-            client_cnpjs=settings.client_cnpjs,
-        ),
-        timeout_keep_alive=settings.connection.idle_timeout,  # type: ignore[arg-type]  # float seconds work
-        timeout_graceful_shutdown=settings.shutdown_timeout,  # type: ignore[arg-type]
-        **tls,  # type: ignore[arg-type]
-    )
-    if isinstance(config, TlsConfig):
-        config.handshake_timeout = settings.connection.header_timeout
-    return config
 
 
 def ready_banner(scenario: str, events: int, accounts: int) -> str:
@@ -694,7 +593,29 @@ def serve(settings: Settings) -> int:
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
-    server = _Server(uvicorn_config(app, settings, context), banner, on_shutdown, app.state.state_file)
+    state_file: StateFile | None = app.state.state_file
+    state_writes: list[asyncio.Task[None]] = []
+
+    def on_start(url: str) -> None:
+        if state_file is not None:
+            state_writes.append(asyncio.create_task(state_file.run()))
+        print(f"mock-server ready on {url} {banner}", flush=True)
+
+    async def on_stop() -> None:
+        for task in state_writes:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if state_file is not None:
+            # The last requests are answered: this write holds every write acknowledged.
+            try:
+                state_file.save()
+            except OSError as exc:
+                print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
+        if on_shutdown is not None:
+            on_shutdown()
+
+    server = Server(app, settings, context, on_start=on_start, on_stop=on_stop)
     try:
         server.run()
     except KeyboardInterrupt:

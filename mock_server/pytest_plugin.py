@@ -27,7 +27,6 @@ import json
 import os
 import secrets
 import threading
-import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     import ssl
 
     import httpx
-    import uvicorn
 
     from mock_server.pki import TestPki
 
@@ -183,58 +181,37 @@ class VerificationFailed(AssertionError):
 
 
 class _InProcessServer:
-    """uvicorn serving create_app(Settings(...)) in a daemon thread of this process."""
+    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py)."""
 
     def __init__(self, config: pytest.Config) -> None:
         from pathlib import Path
 
-        import uvicorn
-
         from mock_server.app import create_app
-        from mock_server.http.connection import protocol_class
+        from mock_server.server import Server
         from mock_server.settings import Settings
-        from mock_server.state.bounds import ConnectionLimits
 
         fixtures = _setting(config, "fixtures")
         options: dict[str, Any] = {"port": 0, "admin_token": _setting(config, "admin_token")}
         if fixtures:
             options["fixtures"] = Path(fixtures)
-        self.app = create_app(Settings(**options))
+        settings = Settings(**options)  # on 127.0.0.1, as `mock-server` serves: its protocol, headers and options
+        self.app = create_app(settings)
         self.tls = _setting(config, "tls")
         self.pki: TestPki | None = None
-        tls_options: dict[str, Any] = {}
+        context = None
         if self.tls:
-            self.pki, tls_options = self._tls_options()
-        uvicorn_config = (uvicorn.Config if self.tls is None else _tls_config_class())(
-            self.app,
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="off",
-            ws="none",
-            access_log=False,
-            server_header=False,  # the headers `mock-server` answers with (cli.uvicorn_config), and only those:
-            date_header=False,  # the same answers, and a JSON one leaves in one write (http/connection.py)
-            # mock-server's own protocol: a `reset` fault can drop; over TLS, the client certificate is journaled
-            http=protocol_class(ConnectionLimits(), tls=self.tls is not None),
-            **tls_options,
-        )
-        self._server: uvicorn.Server = uvicorn.Server(uvicorn_config)
-        self._thread = threading.Thread(target=self._server.run, name="mock-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the in-process mock server did not start")
-            time.sleep(0.001)
-        server = self._server.servers[0]
-        port = server.sockets[0].getsockname()[1]
-        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
-        self._loop = server.get_loop()
+            self.pki, context = self._tls_options()
+        self._server = Server(self.app, settings, context)
+        try:
+            self.url = self._server.start(START_TIMEOUT)
+        except RuntimeError:
+            raise RuntimeError("the in-process mock server did not start") from None
+        assert self._server.loop is not None  # set once started
+        self._loop = self._server.loop
 
-    def _tls_options(self) -> tuple[TestPki, dict[str, Any]]:
+    def _tls_options(self) -> tuple[TestPki, ssl.SSLContext]:
         """`mock-server pki init` into a temporary directory (kept until the process ends: the test may hand its
-        files to the code under test at any time), and uvicorn's TLS options for its server certificate."""
+        files to the code under test at any time), and the TLS context of its server certificate."""
         import tempfile
         from pathlib import Path
 
@@ -245,7 +222,7 @@ class _InProcessServer:
         pki = init(Path(self._pki_directory.name), key_type="ec")  # EC: made in milliseconds, RSA in a second
         client_ca = pki.ca if self.tls == "mutual" else None
         context = server_context(pki.server_cert, pki.server_key, client_ca, "required")
-        return pki, {"ssl_context_factory": lambda config, default: context}
+        return pki, context
 
     def in_loop(self, work: Callable[[], _T]) -> _T:
         """`work()` run in the server's event loop, the one thread that touches its sessions (a request may be
@@ -279,15 +256,7 @@ class _InProcessServer:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
         for about 0.2 s (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs, and the
         daemon thread ends by itself, or with the process."""
-        self._server.should_exit = True
-        if wait:
-            self._thread.join(timeout=10)
-
-
-def _tls_config_class() -> type[uvicorn.Config]:
-    from mock_server.http.tls_handshake import TlsConfig  # asyncio's loop, answering handshakes as a real server
-
-    return TlsConfig
+        self._server.stop(wait)
 
 
 _IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did

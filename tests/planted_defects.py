@@ -4,16 +4,14 @@ contract (verify-provider here; Pact verification later).
 
 `DEFECTS` is the registry: each defect names the operation whose answers show it, and whether every answer it
 gives still matches the spec (`schema_valid`: what fuzzing with every check cannot notice, issue 25). `serve()`
-runs an app as a real server (uvicorn in a thread: no child process), `clean_twin()` is the mock with other ids
-and instants (another seed, another clock) that a provider check must find in agreement.
+runs an app as a real server (mock_server/server.py, in a thread: no child process), `clean_twin()` is the mock
+with other ids and instants (another seed, another clock) that a provider check must find in agreement.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import threading
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -21,11 +19,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.app import create_app
+from mock_server.server import Server
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.sessions import DEFAULT_SESSION
@@ -549,21 +547,11 @@ def defective(defect: Defect) -> ASGIApp:
 
 @contextmanager
 def serve(app: ASGIApp, **options: Any) -> Iterator[str]:
-    """`app` served by uvicorn on 127.0.0.1, a free port, in a thread; its base URL. Stopped when the block ends.
-    `options` go to uvicorn.Config (ssl_certfile, ssl_keyfile, ssl_ca_certs, ssl_cert_reqs for TLS)."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off", **options)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="planted-provider", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the provider did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    scheme = "https" if options.get("ssl_certfile") else "http"
+    """`app` served on 127.0.0.1, a free port, in a thread (mock_server/server.py); its base URL. Stopped when the
+    block ends. `options` go to uvicorn.Config (ssl_certfile, ssl_keyfile, ssl_ca_certs, ssl_cert_reqs for TLS)."""
+    server = Server(app, Settings(port=0), configure_logging=False, overrides={"log_level": "error", **options})
+    url = server.start(20)
     try:
-        yield f"{scheme}://127.0.0.1:{port}"
+        yield url
     finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+        server.stop(wait=True)

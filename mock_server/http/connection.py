@@ -14,15 +14,24 @@ and parsed whole. Here:
   so that answer is the pipeline's 408, journaled like any other.
 
 Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one. A head is judged once it is
-complete, before the application sees it (`HostPolicy.refusal`, http/hosts.py): one Host header on HTTP/1.1, and one
-the server answers to (the guard against DNS rebinding); and a WebSocket upgrade, which this server never speaks,
-gets a 400 in the contract's body (the server runs uvicorn with `ws="none"`: an `Upgrade` it does not refuse, such as
-HTTP/2's `h2c`, is ignored as RFC 9110 7.8 allows, and that connection closes after its answer, as the parser stops
-at the upgrade and would read no further request on it).
+complete, before the application sees it: its size (`max_header_bytes` counts the request target and the header
+lines, never another request's bytes that came in the same read), one Host header on HTTP/1.1, and one the server
+answers to (`HostPolicy.refusal`, http/hosts.py: the guard against DNS rebinding); and a WebSocket upgrade, which this
+server never speaks, gets a 400 in the contract's body (the server runs uvicorn with `ws="none"`: an `Upgrade` it
+does not refuse, such as HTTP/2's `h2c`, is ignored as RFC 9110 7.8 allows, and that connection closes after its
+answer, as the parser stops at the upgrade and would read no further request on it).
 
-An injected `reset` fault (http/fault_replies.py) drops the connection without an answer through the callable each
-request's scope carries under `extensions[ABORT_EXTENSION]`: ASGI itself has no way to say "answer nothing", and
-uvicorn answers a 500 to an application that returns or raises without one.
+Each request's scope carries, under `extensions`, what ASGI has no word for: `ABORT_EXTENSION`, the callable an
+injected `reset` fault (http/fault_replies.py) drops the connection with, without an answer (uvicorn answers a 500 to
+an application that returns or raises without one); `PEER_EXTENSION` (http/tls.py), the TCP peer's address as the
+socket has it, which uvicorn's proxy headers never rewrite; and over TLS the ASGI TLS extension.
+
+One write per answer: uvicorn writes an answer's head and its body in two writes (two system calls, two packets);
+the connection's transport (`HeadHoldingTransport`) holds a head until the body's write, and writes both as one. The
+application speaks ASGI only: nothing of it knows this protocol.
+
+This class subclasses uvicorn's `HttpToolsProtocol` and reads its request cycle: mock_server/server.py uses it only on
+the uvicorn releases it knows, and uvicorn's own protocol on any other.
 """
 
 from __future__ import annotations
@@ -33,18 +42,17 @@ import http
 import logging
 import socket
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from starlette.types import Scope
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from mock_server.domain.errors import ApiError, Detail, HeadersTooLarge, InvalidRequest, MalformedHttp, RequestTimeout
 from mock_server.http.hosts import HostPolicy
-from mock_server.http.responses import JSON_CONTENT_TYPE, error_response
-from mock_server.http.tls import TLS_EXTENSION, certificate_cnpj, tls_extension
+from mock_server.http.responses import error_response
+from mock_server.http.tls import PEER_EXTENSION, TLS_EXTENSION, certificate_cnpj, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
 
@@ -52,8 +60,6 @@ log = logging.getLogger("mock_server")
 
 # The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
 ABORT_EXTENSION = "mock_server.drop_connection"
-# The scope extension holding the request's uvicorn cycle, which knows whether its body has arrived whole.
-CYCLE_EXTENSION = "mock_server.cycle"
 _LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST instead of FIN
 
 
@@ -68,6 +74,73 @@ def error_bytes(error: ApiError) -> bytes:
         "connection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
+
+
+class HeadHoldingTransport:
+    """The connection's transport, writing an answer's head and body as one: a head (a status line and headers,
+    not an interim 1xx) is held until the next write, which carries it; or until the connection closes, the answer
+    completes (`flush`, by the protocol: a HEAD's or a 204's answer has no body write), or the event loop's next
+    turn, whichever comes first, so a streaming answer's head never waits for its body. `amend` may change a head
+    before it is held. Everything else is the transport's own."""
+
+    __slots__ = ("_amend", "_held", "_loop", "_transport")
+
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        loop: asyncio.AbstractEventLoop,
+        amend: Callable[[bytes], bytes] | None = None,
+    ) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._amend = amend
+        self._held: bytes | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held + data)
+        elif data[-4:] == b"\r\n\r\n" and data[:9] == b"HTTP/1.1 " and data[9:10] != b"1":
+            self._held = bytes(data) if self._amend is None else self._amend(bytes(data))
+            self._loop.call_soon(self.flush)
+        else:
+            self._transport.write(data)
+
+    def flush(self) -> None:
+        """Write a held head now (none to a connection lost meanwhile)."""
+        held = self._held
+        if held is not None:
+            self._held = None
+            if not self._transport.is_closing():
+                self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held = None
+        self._transport.abort()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of asyncio.Transport, as it is
+        return getattr(self._transport, name)
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
@@ -89,7 +162,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         # option decides too: a server in a test process (the pytest plugin's) logs no more than its CLI would.
         self.access_log = config.access_log and self.access_log
         self._head_pending = False  # a request's first byte came, its headers are not complete yet
-        self._head_bytes = 0
+        self._head_bytes = 0  # of the pending head, at the end of the last read: at most its own
+        self._head_began = False  # in the read being parsed, a request began
+        self._read_size = 0  # the bytes of the read being parsed
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._body_overdue = False
@@ -97,7 +172,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     # --- connection ---------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)  # type: ignore[arg-type]
+        self._holding = HeadHoldingTransport(transport, self.loop, self._amended_head)  # type: ignore[arg-type]
+        super().connection_made(self._holding)  # type: ignore[arg-type]  # a transport in all but name
         # uvicorn arms its keep-alive timer only after a response: a connection that never sends would stay.
         self.timeout_keep_alive_task = self.loop.call_later(self.limits.idle_timeout, self.timeout_keep_alive_handler)
 
@@ -107,23 +183,41 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        counted = self._head_pending  # a head that began in this chunk shares it with what came before
+        continued = self._head_pending  # a head that began in an earlier read
+        self._head_began = False
+        self._read_size = len(data)
         super().data_received(data)
         if self.transport.is_closing():
             return
         if self._head_pending:
-            if counted:
-                self._head_bytes += len(data)
+            if continued and not self._head_began:
+                self._head_bytes += len(data)  # the whole read is that head's
+            else:  # it began in this read, after other requests maybe: what the parser has of it so far
+                self._head_bytes = self._parsed_head_bytes()
             if self._head_bytes > self.limits.max_header_bytes:
-                self._refuse(
-                    HeadersTooLarge(f"The request line and headers are over {self.limits.max_header_bytes} bytes.")
-                )
+                self._refuse(self._head_too_large())
                 return
             if self._head_timer is None:
                 self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
         cycle = self.cycle
         if cycle is not None and cycle.more_body and self._body_timer is None and not self._body_overdue:
             self._body_timer = self.loop.call_later(self.limits.body_timeout, self._body_timed_out)
+
+    def _amended_head(self, head: bytes) -> bytes:
+        """An answer's head as it leaves: saying `connection: close` wherever the connection closes after it (uvicorn
+        before 0.31 closes without saying so). Among those: an answer while the client holds its body back for 100
+        Continue, which it never sends, and what it sends next would be read as that body (RFC 9110 10.1.1), so
+        the connection closes (`on_response_complete`). With requests queued behind it, the answering request is not
+        `self.cycle` (the last one parsed): its head is left as uvicorn wrote it."""
+        cycle = self.cycle
+        if cycle is None or self.pipeline:
+            return head
+        if cycle.keep_alive and not (self.expect_100_continue and cycle.more_body):
+            return head
+        cycle.keep_alive = False
+        if b"\r\nconnection: close\r\n" in head.lower():
+            return head
+        return head[:-2] + b"connection: close\r\n\r\n"
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn answers to bytes that are not HTTP/1.1 (its own text/plain 400)."""
@@ -153,9 +247,11 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        # uvicorn sets no extensions; the scope is typed for the standard ones only.
-        self.scope["extensions"] = {ABORT_EXTENSION: self.drop}  # type: ignore[dict-item]
+        # uvicorn sets no extensions; the scope is typed for the standard ones only. The peer is the socket's,
+        # which uvicorn's proxy headers (X-Forwarded-For) never rewrite, unlike scope["client"].
+        self.scope["extensions"] = {ABORT_EXTENSION: self.drop, PEER_EXTENSION: self.client}  # type: ignore[dict-item]
         self._head_pending = True
+        self._head_began = True
         self._head_bytes = 0
         self._body_overdue = False
 
@@ -165,9 +261,6 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         refusal = self._refusal_of_head()
         if refusal is None:
             super().on_headers_complete()
-            cycle = self.cycle
-            if cycle is not None and cycle.scope is self.scope:  # this request's (not an upgrade's, which has none)
-                self.scope["extensions"][CYCLE_EXTENSION] = cycle  # type: ignore[assignment]
         else:
             # Answered in turn through uvicorn's own cycle (a pipelined request behind one still running waits for
             # it), by the refusal instead of the application, which never sees the request.
@@ -183,6 +276,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def _refusal_of_head(self) -> ApiError | None:
         """Why a complete head is refused before the application sees it, or None."""
+        # A head that began in a read no larger than the limit is within it (nearly every head): nothing to count.
+        spanned = not self._head_began or self._read_size > self.limits.max_header_bytes
+        if spanned and self._parsed_head_bytes() > self.limits.max_header_bytes:
+            return self._head_too_large()
         hosts = [value for name, value in self.headers if name == b"host"]
         refusal = self.hosts.refusal(hosts, self.parser.get_http_version())
         if refusal is None and self.parser.should_upgrade() and self._get_upgrade() == b"websocket":
@@ -191,6 +288,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
                 [Detail(("Upgrade",), "websocket is not supported on any route")],
             )
         return refusal
+
+    def _parsed_head_bytes(self) -> int:
+        """The bytes of the head the parser handed over so far: its request target and its header lines (a header
+        still arriving is not handed over yet: at most one read of it, which the next read's count covers)."""
+        return len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+
+    def _head_too_large(self) -> HeadersTooLarge:
+        return HeadersTooLarge(f"The request line and headers are over {self.limits.max_header_bytes} bytes.")
 
     def _unsupported_upgrade_warning(self) -> None:
         """uvicorn's warning for an upgrade it does not perform: here every one is answered on purpose (refused or
@@ -206,6 +311,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             # Answered without reading a body that is late already, or that a client waiting for 100 Continue
             # will never send (its next request would be read as that body): no keep-alive can follow it.
             self.transport.close()
+        else:
+            self._holding.flush()  # a head whose answer has no body write (HEAD, 204, 304): sent now
         super().on_response_complete()
 
     # --- deadlines ----------------------------------------------------------------------------
@@ -267,80 +374,6 @@ class TlsHttpProtocol(GuardedHttpProtocol):
         super().on_message_begin()
         if self._tls is not None:
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
-
-
-def _cycle(scope: Scope) -> Any:
-    """The request's uvicorn cycle, as this server's protocol put it in the scope; None elsewhere (TestClient,
-    another server)."""
-    return scope["extensions"].get(CYCLE_EXTENSION) if "extensions" in scope else None
-
-
-_JSON_HEAD_TAIL = b"\r\n" + JSON_CONTENT_TYPE[0] + b": " + JSON_CONTENT_TYPE[1] + b"\r\n"
-
-
-def send_json_whole(scope: Scope, status: int, content: bytes) -> bool:
-    """Answer the request with `status` and the JSON `content` in one write, the head and the body together, as
-    uvicorn's own `send` would write them in two (the same bytes: content-length, then content-type): one packet
-    and one system call an answer instead of two, and none of the ASGI messages' checks, made for any
-    application's headers, on the two headers this one always sends. True when done; False when the request is
-    not on this server's protocol (TestClient, another server) or is in a state the ASGI road knows better
-    (answered already, disconnected, writes paused, an access log or default headers to write): the caller then
-    sends it through ASGI."""
-    cycle = _cycle(scope)
-    if (
-        cycle is None
-        or cycle.response_started
-        or cycle.disconnected
-        or cycle.flow.write_paused
-        or cycle.access_log
-        or cycle.default_headers
-    ):
-        return False
-    if cycle.waiting_for_100_continue and cycle.more_body:
-        # Answered before the client, waiting for 100 Continue, sent its body: it never will, and what it sends
-        # next on this connection would be read as that body (RFC 9110 10.1.1: say the connection closes).
-        cycle.keep_alive = False
-    cycle.response_started = True
-    cycle.waiting_for_100_continue = False
-    head = STATUS_LINE[status] + b"content-length: " + str(len(content)).encode("ascii") + _JSON_HEAD_TAIL
-    keep_alive = cycle.keep_alive
-    if not keep_alive:
-        head += b"connection: close\r\n"
-    # RFC 9110 9.3.2: a HEAD's answer has the GET's headers and no content (uvicorn leaves it out the same way).
-    cycle.transport.write(head + b"\r\n" + content if scope["method"] != "HEAD" else head + b"\r\n")
-    cycle.response_complete = True
-    cycle.message_event.set()
-    if not keep_alive:
-        cycle.transport.close()
-    cycle.on_response()
-    return True
-
-
-def take_arrived_body(scope: Scope) -> bytes | None:
-    """The request's whole body, taken from this server's protocol as its `receive` would hand it over in one
-    message (the coroutines of an ASGI receive, for bytes that are here already), or None where that protocol
-    does not hold it whole: another server, a body still arriving, a client waiting for 100 Continue, an answered
-    or dropped request. The caller then reads it through ASGI."""
-    cycle = _cycle(scope)
-    if (
-        cycle is None
-        or cycle.more_body
-        or cycle.disconnected
-        or cycle.response_complete
-        or cycle.waiting_for_100_continue
-    ):
-        return None
-    body = bytes(cycle.body)
-    cycle.body = bytearray()  # as receive() leaves it: a second read gets nothing more
-    cycle.flow.resume_reading()  # as receive() does: reading paused for a large body goes on
-    return body
-
-
-def body_arrived(scope: Scope) -> bool:
-    """Whether the request's whole body is in the server's hands already (reading it cannot wait, so needs no
-    deadline); False when it is not, or when this is not mock-server's own protocol (TestClient, another server)."""
-    cycle = _cycle(scope)
-    return cycle is not None and not cycle.more_body
 
 
 def protocol_class(

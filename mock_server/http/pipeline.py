@@ -37,9 +37,8 @@ from mock_server.domain.errors import (
 )
 from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
-from mock_server.http.connection import body_arrived, send_json_whole, take_arrived_body
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
-from mock_server.http.request_body import oversized, read_bytes, too_large
+from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
@@ -237,8 +236,6 @@ class OperationRunner:
             if exchange.session is not None:  # held since _open_session: not evicted while in flight
                 self.server.sessions.release(exchange.session)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
-            if send_json_whole(scope, status, response):
-                return
             await send(
                 {
                     "type": "http.response.start",
@@ -319,8 +316,8 @@ class OperationRunner:
     async def _handle(self, exchange: Exchange) -> Reply:
         """Read and validate the request, then let the operation's handler answer it."""
         assert exchange.received_at is not None
-        if self._takes_body and not self._take_body(exchange):
-            await self._receive_body(exchange)
+        if self._takes_body:
+            await self._read_body(exchange)
         body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
         if not exchange.raw_body:
             body = MISSING
@@ -488,36 +485,15 @@ class OperationRunner:
             return rules.max_bytes(exchange.session)
         return MAX_BODY_BYTES, None
 
-    def _take_body(self, exchange: Exchange) -> bool:
-        """The body into `exchange.raw_body` when it is in hand already (http/connection.take_arrived_body), with no
-        coroutine for what nearly every call sends; False when `_read_body` must read it (or refuse it)."""
+    async def _read_body(self, exchange: Exchange) -> None:
+        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already), bounded in
+        size and time."""
         if exchange.body_read:
-            return True
+            return
         exchange.content_type = exchange.header(b"content-type")
         limit, over = self._body_limit(exchange)
-        if too_large(exchange.header(b"content-length"), limit):
-            return False  # refused by read_bytes, before a byte of it is read
-        whole = take_arrived_body(exchange.scope)
-        if whole is None:
-            return False
-        if len(whole) > limit:
-            raise oversized(limit, over)
-        exchange.raw_body = whole
-        exchange.body_read = True
-        return True
-
-    async def _read_body(self, exchange: Exchange) -> None:
-        """The request's body into `exchange.raw_body`, once (a fault's match may have read it already): taken
-        when it is in hand, else read through ASGI."""
-        if not self._take_body(exchange):
-            await self._receive_body(exchange)
-
-    async def _receive_body(self, exchange: Exchange) -> None:
-        """The body `_take_body` did not find in hand, read through ASGI, bounded in size and time."""
-        limit, over = self._body_limit(exchange)
         timeout = self.server.settings.connection.body_timeout
-        declared, arrived = exchange.header(b"content-length"), body_arrived(exchange.scope)
-        exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, arrived, limit, over)
+        exchange.raw_body = await read_bytes(exchange.receive, exchange.header(b"content-length"), timeout, limit, over)
         exchange.body_read = True
 
     @staticmethod

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import types
+from collections.abc import Awaitable, Generator
+from typing import Any, cast
 
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive
@@ -25,7 +28,6 @@ async def read_bytes(
     receive: Receive,
     declared: str | None,
     timeout: float | None = None,
-    arrived: bool = False,
     limit: int = MAX_BODY_BYTES,
     over: str | None = None,
 ) -> bytes:
@@ -33,20 +35,26 @@ async def read_bytes(
     the 413's message), and a body that has not arrived whole within `timeout` seconds (408: a stalled upload
     holds nothing).
 
-    `arrived`: the server holds the whole body already (http/connection.body_arrived), so reading it cannot
-    wait and needs no deadline; a deadline is a timer armed and cancelled, a few microseconds a request."""
+    A body the server holds whole already (nearly every one: it came with its head) is handed over by the first
+    `receive()` without waiting, and needs no deadline: one is armed only once a receive has to wait. A deadline is
+    a timer made and cancelled, about a tenth of a small POST's CPU (bench/cpu_cost.py)."""
     if too_large(declared, limit):
         raise oversized(limit, over)
-    chunks: list[bytes] = []
-    if arrived:
-        message = await receive()
+    steps = receive().__await__()
+    try:
+        waits_on = next(steps)  # the receive's first step: done, or waiting for the client
+    except StopIteration as done:
+        message: Message = done.value
         body: bytes = message.get("body", b"")
         if message["type"] == "http.request" and not message.get("more_body", False) and len(body) <= limit:
-            return body  # what an arrived body is: one message holding all of it
-        return await _read(receive, chunks, limit, over, message)  # anything else is read, refused or joined
+            return body  # whole, in one message
+        started: Awaitable[Message] = _at_once(message)  # anything else is read, refused or joined below
+    else:
+        started = _resumed(steps, waits_on)
+    chunks: list[bytes] = []
     try:
         async with asyncio.timeout(timeout):
-            return await _read(receive, chunks, limit, over)
+            return await _read(receive, chunks, limit, over, started)
     except TimeoutError:
         # The rest of the body may still come: the connection cannot be reused.
         raise RequestTimeout(
@@ -55,15 +63,42 @@ async def read_bytes(
         ) from None
 
 
+@types.coroutine
+def _resumed(steps: Generator[Any, Any, Message], waits_on: Any) -> Generator[Any, Any, Message]:
+    """The rest of an awaitable whose first step was taken already and yielded `waits_on`: what `yield from`
+    does (PEP 380), for one begun outside it. The event loop's answers and its cancellation go on to it."""
+    while True:
+        try:
+            sent = yield waits_on
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as exc:  # a cancellation (the deadline) among them: the receive gets it
+            try:
+                waits_on = steps.throw(exc)
+            except StopIteration as done:
+                return cast(Message, done.value)
+        else:
+            try:
+                waits_on = steps.send(sent)
+            except StopIteration as done:
+                return cast(Message, done.value)
+
+
+async def _at_once(message: Message) -> Message:
+    return message
+
+
 async def _read(
-    receive: Receive, chunks: list[bytes], limit: int, over: str | None, first: Message | None = None
+    receive: Receive, chunks: list[bytes], limit: int, over: str | None, started: Awaitable[Message] | None
 ) -> bytes:
-    """The ASGI body messages joined (read into `chunks` as they come, after `first` when it was read already),
-    as Starlette's `Request.stream()` reads them."""
+    """The ASGI body messages joined (read into `chunks` as they come, the first from `started`, a receive under
+    way), as Starlette's `Request.stream()` reads them."""
     size = 0
     while True:
-        if first is not None:
-            message, first = first, None
+        if started is not None:
+            message = await started
+            started = None
         else:
             message = await receive()
         if message["type"] == "http.disconnect":

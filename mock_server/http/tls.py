@@ -1,7 +1,8 @@
 """TLS at the server's edge: the SSL context `--tls-cert`, `--tls-key`, `--client-ca` and `--client-cert` make; the
 ASGI TLS extension each request's scope carries (uvicorn sets none: http/connection.py adds it); and the client
 certificate a request came with, read from that extension or, behind a proxy that terminated mutual TLS, from the
-header it forwards the verified certificate in (`--client-cert-header`), trusted only from a loopback peer.
+header it forwards the verified certificate in (`--client-cert-header`), trusted only from a loopback TCP peer: the
+socket's own, as mock-server's protocol records it (`PEER_EXTENSION`), never an address a proxy header names.
 
 The handshake decides trust: a server started with `--client-cert required` never sees a request whose client
 certificate is missing, expired, not yet valid, of an unknown CA or not made for clients. What is read here is only
@@ -26,6 +27,9 @@ from mock_server.wire.headers import header_value
 log = logging.getLogger("mock_server")
 CLIENT_CERT_MODES = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL}
 TLS_EXTENSION = "tls"  # the ASGI TLS extension's key in scope["extensions"]
+# The scope extension holding the TCP peer's (host, port) as the socket has it (http/connection.py sets it). uvicorn's
+# proxy headers rewrite scope["client"] from X-Forwarded-For for a peer FORWARDED_ALLOW_IPS trusts; this, never.
+PEER_EXTENSION = "mock_server.peer"
 # ssl's names of the versions -> the numbers the ASGI TLS extension gives them (the TLS wire values)
 TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 CERTIFICATES_KEPT = 256  # distinct certificates whose facts are kept read (one client: one certificate)
@@ -99,7 +103,9 @@ def _read(text: str) -> ClientCertificate:
 
 
 def _loopback(scope: Scope) -> bool:
-    client = scope.get("client")
+    """Whether the request's TCP peer is on this machine: the socket's, where mock-server's protocol recorded it;
+    elsewhere (a TestClient, another ASGI server) the scope's client, which that server's own settings decide."""
+    client = (scope.get("extensions") or {}).get(PEER_EXTENSION) or scope.get("client")
     if not client:
         return False
     try:
@@ -112,8 +118,9 @@ def _loopback(scope: Scope) -> bool:
 
 def client_certificate(scope: Scope, trusted_header: str | None) -> ClientCertificate | None:
     """The client certificate of this request: the one of its own TLS handshake, else (with `trusted_header`, a
-    lower-case header name) the one a proxy on this machine forwarded in that header (PEM, URL-escaped PEM as
-    nginx's $ssl_client_escaped_cert, or base64 DER). None when the request came with none."""
+    lower-case header name) the one a proxy on this machine (the TCP peer, whatever X-Forwarded-For says) forwarded
+    in that header (PEM, URL-escaped PEM as nginx's $ssl_client_escaped_cert, or base64 DER). None when the request
+    came with none."""
     tls = (scope.get("extensions") or {}).get(TLS_EXTENSION)
     if tls is not None and tls.get("client_cert_chain"):
         try:

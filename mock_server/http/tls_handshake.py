@@ -20,8 +20,6 @@ from asyncio import selector_events, sslproto
 from collections.abc import Callable
 from typing import Any
 
-import uvicorn
-
 from mock_server.domain.errors import HttpsRequired
 from mock_server.http.connection import error_bytes
 
@@ -92,12 +90,3 @@ def loop_factory(handshake_timeout: float) -> Callable[[], asyncio.AbstractEvent
     if not HOOKED:
         return asyncio.SelectorEventLoop
     return type("TlsEventLoop", (TlsEventLoop,), {"handshake_timeout": handshake_timeout})
-
-
-class TlsConfig(uvicorn.Config):
-    """uvicorn's Config for a TLS server: its loop is TlsEventLoop (uvicorn takes a loop by import string only)."""
-
-    handshake_timeout = 10.0
-
-    def get_loop_factory(self) -> Callable[[], asyncio.AbstractEventLoop] | None:
-        return loop_factory(self.handshake_timeout)

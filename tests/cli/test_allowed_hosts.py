@@ -7,6 +7,7 @@ import pytest
 from starlette.applications import Starlette
 
 from mock_server import cli
+from mock_server.server import uvicorn_config
 from mock_server.settings import Settings
 
 
@@ -39,9 +40,9 @@ def test_an_entry_that_is_no_host_name_is_a_usage_error(
     assert "argument --allowed-hosts: " in capsys.readouterr().err
 
 
-def test_the_connection_holds_the_allowed_hosts_and_the_bound_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_log_config", lambda: None)  # no logging.dictConfig in a test process
-    config = cli.uvicorn_config(Starlette(), Settings(host="mock.internal", allowed_hosts=("pix-mock",)))
+def test_the_connection_holds_the_allowed_hosts_and_the_bound_name() -> None:
+    settings = Settings(host="mock.internal", allowed_hosts=("pix-mock",))
+    config = uvicorn_config(Starlette(), settings, configure_logging=False)  # no logging.dictConfig in a test
     hosts = config.http.hosts  # type: ignore[union-attr]
     assert hosts.allows("pix-mock") and hosts.allows("mock.internal") and not hosts.allows("evil.test")
     assert config.ws == "none"

@@ -1,5 +1,5 @@
-"""Reading a request's body (http/request_body.py): a body the server holds whole is read with no deadline armed;
-one still arriving is read under the deadline. Over a real connection, mock-server's protocol says which."""
+"""Reading a request's body (http/request_body.py): through ASGI's receive, bounded in size and in time, whether
+it arrived whole or is still arriving."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pytest
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
-from mock_server.domain.errors import PayloadTooLarge
-from mock_server.http.connection import body_arrived
+from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
+from mock_server.http.connection import ABORT_EXTENSION
 from mock_server.http.request_body import read_bytes
+from mock_server.http.tls import PEER_EXTENSION
 from mock_server.wire.decoding import MAX_BODY_BYTES
 from tests.threaded_server import SAFETY, threaded_server
 
@@ -28,17 +29,27 @@ def receiving(*messages: Message) -> Receive:
     return receive
 
 
-def no_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_body_the_server_holds_whole_is_read_without_a_deadline(monkeypatch):
     def armed(delay: float | None) -> Any:
         raise AssertionError("a deadline was armed for a body the server held whole")
 
     monkeypatch.setattr(asyncio, "timeout", armed)  # what request_body arms a deadline with
-
-
-def test_a_body_the_server_holds_whole_is_read_without_a_deadline(monkeypatch):
-    no_deadline(monkeypatch)
     receive = receiving({"type": "http.request", "body": b'{"a": 1}', "more_body": False})
-    assert asyncio.run(read_bytes(receive, "8", timeout=5.0, arrived=True)) == b'{"a": 1}'
+    assert asyncio.run(read_bytes(receive, "8", timeout=5.0)) == b'{"a": 1}'
+
+
+def test_a_first_receive_that_waits_is_resumed_under_the_deadline():
+    async def late(delay: float) -> Message:
+        await asyncio.sleep(delay)
+        return {"type": "http.request", "body": b"late"}
+
+    async def read(delay: float, timeout: float) -> bytes:
+        return await read_bytes(lambda: late(delay), None, timeout=timeout)
+
+    assert asyncio.run(read(0.01, SAFETY)) == b"late"
+    with pytest.raises(RequestTimeout) as timed_out:
+        asyncio.run(read(SAFETY, 0.05))  # the receive is canceled by the deadline, not left waiting
+    assert "(0 bytes came)" in timed_out.value.message
 
 
 def test_a_body_in_pieces_is_joined_and_still_bounded():
@@ -53,39 +64,46 @@ def test_a_body_in_pieces_is_joined_and_still_bounded():
         {"type": "http.request", "body": half},
     ]
     with pytest.raises(PayloadTooLarge):
-        asyncio.run(read_bytes(receiving(*too_big), None, timeout=5.0, arrived=True))
+        asyncio.run(read_bytes(receiving(*too_big), None, timeout=5.0))
 
 
-def test_a_body_said_to_have_arrived_is_still_read_whole_bounded_and_refused_as_any(monkeypatch):
-    no_deadline(monkeypatch)
-    pieces: list[Message] = [
-        {"type": "http.request", "body": b"ab", "more_body": True},
-        {"type": "http.request", "body": b"cd"},
-    ]
-    assert asyncio.run(read_bytes(receiving(*pieces), None, timeout=5.0, arrived=True)) == b"abcd"
-    whole = {"type": "http.request", "body": b"x" * (MAX_BODY_BYTES + 1)}
+def test_a_whole_body_over_the_limit_is_refused_and_a_disconnect_is_one():
+    assert asyncio.run(read_bytes(receiving({"type": "http.request", "body": b"{}"}), "2", timeout=5.0)) == b"{}"
+    whole: Message = {"type": "http.request", "body": b"x" * (MAX_BODY_BYTES + 1)}
     with pytest.raises(PayloadTooLarge):
-        asyncio.run(read_bytes(receiving(whole), None, timeout=5.0, arrived=True))
+        asyncio.run(read_bytes(receiving(whole), None, timeout=5.0))
+    with pytest.raises(PayloadTooLarge):  # a declared length over the limit: refused before a byte is read
+        asyncio.run(read_bytes(receiving(), str(MAX_BODY_BYTES + 1), timeout=5.0))
     with pytest.raises(ClientDisconnect):
-        asyncio.run(read_bytes(receiving({"type": "http.disconnect"}), None, timeout=5.0, arrived=True))
+        asyncio.run(read_bytes(receiving({"type": "http.disconnect"}), None, timeout=5.0))
 
 
-def test_without_mock_servers_protocol_the_body_is_not_known_to_have_arrived():
-    assert not body_arrived({"type": "http", "extensions": {}})
-    assert not body_arrived({"type": "http"})
+def test_a_body_still_arriving_is_timed_out_with_a_408_that_closes():
+    async def never() -> Message:
+        await asyncio.sleep(SAFETY)
+        raise AssertionError("not reached")
+
+    pieces = [{"type": "http.request", "body": b"ab", "more_body": True}]
+
+    async def receive() -> Message:
+        return pieces.pop(0) if pieces else await never()
+
+    with pytest.raises(RequestTimeout) as timed_out:
+        asyncio.run(read_bytes(receive, "8", timeout=0.05))
+    assert "(2 bytes came)" in timed_out.value.message
+    assert timed_out.value.headers == {"Connection": "close"}
 
 
-def test_the_protocol_says_whether_the_body_has_arrived_whole():
-    """Sent whole in one write, the body is there when the application starts; sent in two writes, the second
-    after the application looked, it is not, and the application still reads all of it."""
-    seen: list[tuple[bool, bytes]] = []
+def test_a_body_sent_whole_or_in_two_writes_is_read_whole_through_asgi():
+    """Sent whole in one write, or in two, the second after the application started reading: the application
+    reads all of it through ASGI's receive, the server's protocol says nothing else of it."""
+    seen: list[bytes] = []
     looked = threading.Event()
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        arrived = body_arrived(scope)
+        assert set(scope["extensions"]) <= {ABORT_EXTENSION, PEER_EXTENSION}  # no cycle, nothing of uvicorn's
         looked.set()
-        body = await read_bytes(receive, None, timeout=SAFETY, arrived=arrived)
-        seen.append((arrived, body))
+        seen.append(await read_bytes(receive, None, timeout=SAFETY))
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
@@ -98,4 +116,4 @@ def test_the_protocol_says_whether_the_body_has_arrived_whole():
         assert looked.wait(SAFETY)
         sock.sendall(b": 2}")
         assert sock.recv(4096).startswith(b"HTTP/1.1 204")
-    assert seen == [(True, b'{"a": 1}'), (False, b'{"a": 2}')]
+    assert seen == [b'{"a": 1}', b'{"a": 2}']
