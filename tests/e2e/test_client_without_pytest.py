@@ -140,7 +140,7 @@ with PixMock(BASE, "job-1") as one, PixMock(BASE, "job-2") as two:
     out["cancelled"] = PixMock(BASE, "job-3").cancel(PENDING)["status"]
     out["coverage"] = "getExtraordinaryEvent" in json.dumps(one.coverage())
     try:
-        one.pay("not-an-event")
+        one.pay("00000000-0000-4000-8000-000000000000")  # no such event
     except MockServerError as refused:
         out["refused"] = [refused.status, refused.body["code"]]
     try:
