@@ -621,8 +621,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     shared = config.stash.get(_SHARED, None)
-    if shared is not None:  # the xdist controller: its server is still up (it stops at unconfigure)
-        terminalreporter.write_line(_shared_text(shared))
+    if shared is not None and (shared.server is not None or shared.problem is not None):
+        terminalreporter.write_line(_shared_text(shared))  # the xdist controller's server: up until unconfigure
     pacts = config.stash.get(_PACTS, None)
     if pacts is None or not _setting(config, "pact"):
         return
@@ -635,9 +635,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 def _shared_text(shared: _SharedServer) -> str:
     if shared.problem is not None:
         return f"mock-server: the run's server at {shared.url} did not start: {shared.problem}"
-    left = shared.sessions_left()
-    if left is None:
-        return f"mock-server: the run's server ({shared.url}) was not needed: no test asked for it"
+    left = shared.sessions_left() or []
     kept = f"{len(left)} left: {', '.join(left)}" if left else "none left"
     return f"mock-server: one server for the run, started in the xdist controller at {shared.url}; sessions {kept}"
 
