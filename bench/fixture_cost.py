@@ -1,19 +1,19 @@
-"""What a pytest fixture that mocks the API costs a test: `pix_mock` against pytest-httpserver and respx.
+"""What a pytest fixture that mocks the API costs a run: `pix_mock` against pytest-httpserver and respx.
 
-The same file of N tests (300 by default) is run by a child pytest four times a round: each test asks for
-`pix_mock`, pytest-httpserver's `httpserver` or respx's `respx_mock` and sends one GET of the default scenario's
-pending event through one module-level httpx.Client (made once, as the code under test would), or asks for no
-fixture and sends nothing (the baseline). A run's figure is its wall time, launch to exit, less that of the
-same round's baseline, over N: everything the fixture costs, once a run (the in-process server's start and
-stop) and once a test. Rounds are interleaved (the four runs of a round in a rotated order) after one unmeasured
-warm-up round, and the median over the rounds is reported.
+Measured as integrators run pytest: the same file of N tests (300 by default) run by whole `pytest` processes,
+plugins autoloaded from their entry points (nothing pinned, no `-p`), four runs a round: each test asks for
+`pix_mock` and sends one GET of the default scenario's pending event through `pix_mock.client`, or asks for
+pytest-httpserver's `httpserver` (or respx's `respx_mock`) and sends that GET through one module-level
+httpx.Client, or asks for no fixture and sends nothing (the baseline). A run's figure is its wall time, launch
+to exit, less that of the same round's baseline: the whole-run cost of the fixture (start-up and per-test cost
+both count), also shown over N. Rounds are interleaved (the four runs of a round in a rotated order) after one
+unmeasured warm-up round, and the median over the rounds is reported; all of it serially and again with
+pytest-xdist's `-n 4` (where pix_mock's server is the xdist controller's, one for the run, and
+pytest-httpserver's one a worker).
 
-pytest-httpserver and respx are benchmark-only: they are installed, with the package (editable) and its
-`pytest` extra, into a virtual environment of their own under bench/.tools/ the first time (as Prism and
-WireMock are installed there with npm), never into .venv. Each child pytest runs with plugin autoload off and
-the three plugins loaded with `-p` in every run, baseline included, so that only the fixture differs between
-runs; with `-p no:cacheprovider`, pinned to core 0 at the harness's priority (the orchestrator stays on core 1).
-A small plugin of this benchmark, loaded in every run too, sums each phase's duration, which splits a run's
+pytest-httpserver, respx and pytest-xdist are benchmark-only: they are installed, with the package (editable)
+and its `pytest` extra, into a virtual environment of their own under bench/.tools/ the first time, never into
+.venv. A conftest.py of this benchmark, beside the test files, sums each phase's duration, which splits a run's
 figure into what a test costs once the fixture is up (the medians of setup, call and teardown) and the rest.
 
     .venv/bin/python -m bench.fixture_cost              # this section alone, spliced into BENCHMARKS.md
@@ -37,21 +37,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import CAN_PIN, ROOT, SERVER_CORE, TOOLS, WORK, Harness, core_jiffies, log
+from bench.harness import ROOT, TOOLS, WORK, Harness, core_jiffies, log
 from bench.servers import LOOKUP_PATH
 
 VENV = TOOLS / "fixture-venv"  # pytest-httpserver, respx and the package (editable): benchmark-only
 VENV_PYTHON = VENV / "bin" / "python"
 STAMP = VENV / ".installed-stamp"
-TOOL_PACKAGES = ("pytest-httpserver", "respx")
-VERSIONS = ("pytest", "httpx", "pytest-httpserver", "werkzeug", "respx")
-PLUGINS = ("mock_server.pytest_plugin", "pytest_httpserver.pytest_plugin", "respx.plugin", "fixture_cost_timing")
+TOOL_PACKAGES = ("pytest-httpserver", "respx", "pytest-xdist")
+VERSIONS = ("pytest", "httpx", "pytest-httpserver", "werkzeug", "respx", "pytest-xdist")
 FILES = WORK / "fixture-cost"
 BASELINE = "no fixture"
 PIX_MOCK = "pix_mock"
 HTTPSERVER = "pytest-httpserver"
 RESPX = "respx"
 TARGET_MS = 3.0
+MODES = ((), ("-n", "4"))  # serially, and as pytest-xdist's four workers
 
 # What the mock answers for the pending event: pytest-httpserver and respx answer these bytes.
 EVENT_BODY = (
@@ -83,11 +83,11 @@ def test_lookup(n):
 """,
     ),
     PIX_MOCK: (
-        "a GET of pix_mock's session (the in-process server)",
+        "a GET of pix_mock's session through pix_mock.client (the in-process server)",
         """
 @pytest.mark.parametrize("n", range({n}))
 def test_lookup(pix_mock, n):
-    response = CLIENT.get(pix_mock.url + PATH)
+    response = pix_mock.client.get(PATH)
     assert response.json()["status"] == "pending_conciliation"
 """,
     ),
@@ -113,7 +113,8 @@ def test_lookup(respx_mock, n):
     ),
 }
 
-# Loaded in every run: each phase's durations, written as JSON where FIXTURE_COST_TIMES says.
+# The conftest.py of every run: each phase's durations (under xdist the controller sees every worker's reports),
+# written as JSON where FIXTURE_COST_TIMES says.
 TIMING_PLUGIN = '''"""Written by bench/fixture_cost.py: each phase's durations, to the file FIXTURE_COST_TIMES names."""
 
 import json
@@ -127,6 +128,8 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_unconfigure(config):
+    if hasattr(config, "workerinput"):
+        return
     with open(os.environ["FIXTURE_COST_TIMES"], "w") as out:
         json.dump(DURATIONS, out)
 '''
@@ -140,23 +143,25 @@ class FixtureRuns:
     what: str
     seconds: list[float] = field(default_factory=list)  # wall, launch to exit
     in_tests: list[float] = field(default_factory=list)  # median setup + call + teardown, seconds
-    other_load: list[float] = field(default_factory=list)  # % of core 0 that other processes took meanwhile
+    other_load: list[float] = field(default_factory=list)  # % of the machine's CPU other processes took meanwhile
 
 
 @dataclass
-class FixtureCost:
-    tests: int
-    rounds: int
-    pinned: bool
-    nice: int
+class ModeCost:
+    """The runs of one way of running pytest: serially (`workers` 0) or with `-n workers`."""
+
+    workers: int
     runs: dict[str, FixtureRuns]
-    versions: dict[str, str]
     problem: str | None = None
 
-    def overhead_ms(self, label: str) -> list[float]:
-        """ms a test over the baseline, a value a round (the baseline of the same round)."""
+    @property
+    def name(self) -> str:
+        return "serially" if not self.workers else f"with `-n {self.workers}`"
+
+    def overhead_s(self, label: str) -> list[float]:
+        """Seconds the run took over the baseline, a value a round (the baseline of the same round)."""
         base = self.runs[BASELINE].seconds
-        return [(s - b) * 1000 / self.tests for s, b in zip(self.runs[label].seconds, base, strict=True)]
+        return [s - b for s, b in zip(self.runs[label].seconds, base, strict=True)]
 
     def in_test_ms(self, label: str) -> list[float]:
         """ms a test once the fixture is up: the medians of setup, call and teardown, over the baseline's."""
@@ -164,24 +169,43 @@ class FixtureCost:
         return [(s - b) * 1000 for s, b in zip(self.runs[label].in_tests, base, strict=True)]
 
     def median(self, label: str) -> float | None:
-        values = self.overhead_ms(label) if self.runs[label].seconds else []
+        """The median whole-run cost over the baseline, in seconds."""
+        values = self.overhead_s(label) if self.runs[label].seconds else []
         return statistics.median(values) if values else None
 
 
+@dataclass
+class FixtureCost:
+    tests: int
+    rounds: int
+    modes: list[ModeCost]
+    versions: dict[str, str]
+
+    @property
+    def problem(self) -> str | None:
+        return next((mode.problem for mode in self.modes if mode.problem), None)
+
+
 def ensure_tools() -> Path:
-    """The benchmark's own virtual environment, made or brought up to date when pyproject.toml is newer."""
-    if STAMP.exists() and STAMP.stat().st_mtime >= (ROOT / "pyproject.toml").stat().st_mtime:
+    """The benchmark's own virtual environment, made or brought up to date when pyproject.toml is newer or the
+    tools it holds are not the ones listed."""
+    wanted = " ".join(TOOL_PACKAGES)
+    fresh = STAMP.exists() and STAMP.stat().st_mtime >= (ROOT / "pyproject.toml").stat().st_mtime
+    if fresh and STAMP.read_text(encoding="utf-8") == wanted:
         return VENV_PYTHON
     log(f"installing {', '.join(TOOL_PACKAGES)} and the package (editable, [pytest]) into {VENV}")
     TOOLS.mkdir(parents=True, exist_ok=True)
     if not VENV_PYTHON.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
     subprocess.run(
-        [str(VENV_PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[pytest]", *TOOL_PACKAGES],
+        [
+            *(str(VENV_PYTHON), "-m", "pip", "install", "--quiet", "-c", str(ROOT / "constraints.txt")),
+            *("-e", f"{ROOT}[pytest]", *TOOL_PACKAGES),
+        ],
         check=True,
         timeout=900,
     )
-    STAMP.touch()
+    STAMP.write_text(wanted, encoding="utf-8")
     return VENV_PYTHON
 
 
@@ -193,10 +217,12 @@ def tool_versions(python: Path) -> dict[str, str]:
 
 
 def write_files(tests: int) -> dict[str, Path]:
-    """The test files, one a fixture, in a directory with a pytest.ini of its own (not the repository's)."""
+    """The test files, one a fixture, in a directory with a pytest.ini of its own (not the repository's) and
+    the timing conftest.py."""
     FILES.mkdir(parents=True, exist_ok=True)
     (FILES / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (FILES / "fixture_cost_timing.py").write_text(TIMING_PLUGIN, encoding="utf-8")
+    (FILES / "fixture_cost_timing.py").unlink(missing_ok=True)  # the timing plugin of older versions
+    (FILES / "conftest.py").write_text(TIMING_PLUGIN, encoding="utf-8")
     paths = {}
     for index, (label, (what, body)) in enumerate(TESTS.items()):
         path = paths[label] = FILES / f"test_fixture_{index}.py"
@@ -205,68 +231,89 @@ def write_files(tests: int) -> dict[str, Path]:
 
 
 def child_env(harness: Harness) -> dict[str, str]:
-    """No plugin autoload, no MOCK_SERVER_* setting of the caller's; `--tree`'s package first on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in dict.fromkeys([harness.tree.resolve(), FILES]))
+    """Plugins autoloaded as integrators have them; no MOCK_SERVER_* setting of the caller's; `--tree`'s package
+    first on the path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MOCK_SERVER_", "PYTEST_"))}
+    env["PYTHONPATH"] = str(harness.tree.resolve())
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
-def run_once(harness: Harness, python: Path, path: Path, tests: int) -> tuple[float, float, float]:
-    """One child pytest on `path`: its wall seconds, its median setup + call + teardown, and the share of core 0
-    that other processes took meanwhile."""
+def run_once(harness: Harness, python: Path, path: Path, tests: int, workers: int) -> tuple[float, float, float]:
+    """One whole pytest on `path` (`-n workers` unless 0): its wall seconds, its median setup + call +
+    teardown, and the share of the machine's CPU that other processes took meanwhile."""
     times = FILES / "times.json"
     times.unlink(missing_ok=True)
-    argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    for plugin in PLUGINS:
-        argv += ["-p", plugin]
+    argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *(("-n", str(workers)) if workers else ())]
     env = {**child_env(harness), "FIXTURE_COST_TIMES": str(times)}
-    busy0, total0 = core_jiffies(SERVER_CORE)
+    busy0, total0 = core_jiffies("")  # "cpu ": every core
     kids0 = os.times()
-    result, seconds = harness.run_pinned(SERVER_CORE, [*argv, path.name], timeout=600, cwd=FILES, env=env)
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [*argv, path.name],
+        cwd=FILES,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=60)
+        raise RuntimeError(f"{path.name}: no end within 600 s") from None
+    seconds = time.perf_counter() - started
     kids1 = os.times()
-    busy1, total1 = core_jiffies(SERVER_CORE)
-    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
-    if result.returncode != 0 or not re.match(rf"{tests} passed\b", summary):
-        raise RuntimeError(f"{path.name}: exit {result.returncode}: {result.stdout[-1500:]} {result.stderr[-1500:]}")
+    busy1, total1 = core_jiffies("")
+    summary = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+    if process.returncode != 0 or not re.search(rf"\b{tests} passed\b", summary):
+        raise RuntimeError(f"{path.name}: exit {process.returncode}: {stdout[-1500:]} {stderr[-1500:]}")
     durations = json.loads(times.read_text())
     in_tests = sum(statistics.median(durations[phase]) for phase in ("setup", "call", "teardown"))
     ticks = os.sysconf("SC_CLK_TCK")
     ours = (kids1.children_user + kids1.children_system - kids0.children_user - kids0.children_system) * ticks
-    other = max(0.0, (busy1 - busy0 - ours) * 100 / (total1 - total0)) if total1 > total0 and harness.pin else 0.0
+    other = max(0.0, (busy1 - busy0 - ours) * 100 / (total1 - total0)) if total1 > total0 else 0.0
     return seconds, in_tests, other
 
 
-def bench_fixture_cost(harness: Harness, tests: int = 300, rounds: int = 10) -> FixtureCost:
-    python = ensure_tools()
-    paths = write_files(tests)
+def bench_mode(
+    harness: Harness, python: Path, paths: dict[str, Path], tests: int, rounds: int, workers: int
+) -> ModeCost:
     runs = {label: FixtureRuns(label, TESTS[label][0]) for label in TESTS}
-    result = FixtureCost(tests, rounds, harness.pin, harness.nice, runs, tool_versions(python))
+    mode = ModeCost(workers, runs)
     labels = list(TESTS)
     try:
         for label in labels:  # the warm-up round: bytecode written, caches filled
-            run_once(harness, python, paths[label], tests)
+            run_once(harness, python, paths[label], tests, workers)
         for index in range(rounds):
             order = labels[index % len(labels) :] + labels[: index % len(labels)]
             for label in order:
-                seconds, in_tests, other = run_once(harness, python, paths[label], tests)
+                seconds, in_tests, other = run_once(harness, python, paths[label], tests, workers)
                 runs[label].seconds.append(seconds)
                 runs[label].in_tests.append(in_tests)
                 runs[label].other_load.append(other)
             line = ", ".join(
                 f"{label} {runs[label].seconds[-1]:.2f} s"
-                + ("" if label == BASELINE else f" ({result.overhead_ms(label)[-1]:+.2f} ms/test)")
+                + ("" if label == BASELINE else f" ({mode.overhead_s(label)[-1]:+.2f} s)")
                 for label in labels
             )
-            log(f"fixture cost, round {index + 1}/{rounds}: {line}")
+            log(f"fixture cost {mode.name}, round {index + 1}/{rounds}: {line}")
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        result.problem = str(exc).splitlines()[0][:300]
-        log(f"fixture cost: FAILED: {result.problem}")
+        mode.problem = str(exc).splitlines()[0][:300]
+        log(f"fixture cost {mode.name}: FAILED: {mode.problem}")
         done = min(len(r.seconds) for r in runs.values())
         for r in runs.values():  # whole rounds only
             del r.seconds[done:], r.in_tests[done:], r.other_load[done:]
-    return result
+    return mode
+
+
+def bench_fixture_cost(harness: Harness, tests: int = 300, rounds: int = 3) -> FixtureCost:
+    python = ensure_tools()
+    paths = write_files(tests)
+    modes = [bench_mode(harness, python, paths, tests, rounds, int(mode[1]) if mode else 0) for mode in MODES]
+    return FixtureCost(tests, rounds, modes, tool_versions(python))
 
 
 # --- the report ------------------------------------------------------------------------------------------
@@ -278,79 +325,77 @@ def _verdict(ok: bool | None) -> str:
     return "not measured" if ok is None else ("**met**" if ok else "**MISSED**")
 
 
-def fixture_section(cost: FixtureCost, made_by: str | None = None) -> list[str]:
-    """The section: how it was measured, the table, the two targets."""
-    pin = f"pinned to core {SERVER_CORE}" if cost.pinned else "NOT pinned"
-    if cost.nice:
-        pin += f", at nice {cost.nice}"
-    versions = ", ".join(f"{name} {version}" for name, version in cost.versions.items())
-    out = [f"{HEADING}\n"]
-    if made_by:
-        out.append(f"{made_by}\n")
+def _mode_table(cost: FixtureCost, mode: ModeCost) -> list[str]:
+    out = [f"{cost.tests} tests {mode.name}:\n"]
+    if mode.problem:
+        out.append(f"The runs stopped early: {mode.problem}\n")
     out += [
-        f"The same file of {cost.tests} tests run by a child pytest ({pin}; plugin autoload off, the three "
-        "plugins loaded with `-p` in every run, `-p no:cacheprovider`), once a fixture: each test asks for it "
-        "and sends one GET of the pending event through one module-level `httpx.Client`, which the fixture "
-        "answers (pytest-httpserver and respx with the same JSON, registered in the test); the baseline asks for "
-        "no fixture and sends nothing. *ms/test* is a run's wall time (launch to exit) less the same round's "
-        f"baseline, over {cost.tests}: all the fixture costs, once a run (start, stop) and once a test. "
-        f"{len(cost.runs[BASELINE].seconds)} rounds after an unmeasured one, the four runs of a round in a "
-        "rotated order; medians over the rounds. *In a test* is the medians of setup, call and teardown over "
-        "the baseline's (the test's own GET included); *once a run* is the rest (the in-process server's or "
-        f"werkzeug's start and stop, imports the baseline does not do). *Other load* is the share of core 0 that "
-        "other processes took during the run: high when the run sleeps and leaves them the core, noise when it "
-        "does not. pytest-httpserver's stop waits out werkzeug's `serve_forever` poll (0.5 s) in most runs and not "
-        "in some: its rounds fall near two values, 0.5 s apart over the run, and the median is the more frequent. "
-        "pix_mock's in-process server is told to stop and not waited for (its thread ends by itself or with the "
-        f"process). Tools: {versions} (a virtual "
-        f"environment of the benchmark's own, `bench/.tools/fixture-venv`).\n",
+        "| fixture | whole run over no fixture | ms/test | rounds: min..max | in a test | once a run | run wall | "
+        "other load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    if cost.problem:
-        out.append(f"The run stopped early: {cost.problem}\n")
-    out += [
-        "| fixture | ms/test over no fixture | rounds: min..max | in a test | once a run | run wall | "
-        "other load core 0 |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label, runs in cost.runs.items():
+    for label, runs in mode.runs.items():
         if not runs.seconds:
-            out.append(f"| {label} | not measured | | | | | |")
+            out.append(f"| {label} | not measured | | | | | | |")
             continue
         wall = f"{statistics.median(runs.seconds):.2f} s"
         other = f"{statistics.median(runs.other_load):.0f}%"
         if label == BASELINE:
-            out.append(f"| {label} | | | | | {wall} | {other} |")
+            out.append(f"| {label} | | | | | | {wall} | {other} |")
             continue
-        values = cost.overhead_ms(label)
-        per_test = statistics.median(cost.in_test_ms(label))
+        values = mode.overhead_s(label)
         total = statistics.median(values)
-        once = (total - per_test) * cost.tests / 1000
-        figure = f"**{total:.2f}**" if label == PIX_MOCK else f"{total:.2f}"
+        per_test = statistics.median(mode.in_test_ms(label))
+        once = total - per_test * cost.tests / 1000 / max(1, mode.workers)
+        figure = f"**{total:.2f} s**" if label == PIX_MOCK else f"{total:.2f} s"
         out.append(
-            f"| {label} | {figure} | {min(values):.2f}..{max(values):.2f} | {per_test:.2f} ms | "
-            f"{once:.2f} s | {wall} | {other} |"
+            f"| {label} | {figure} | {total * 1000 / cost.tests:.2f} | {min(values):.2f}..{max(values):.2f} s | "
+            f"{per_test:.2f} ms | {once:.2f} s | {wall} | {other} |"
         )
-    pix, server = cost.median(PIX_MOCK), cost.median(HTTPSERVER)
-    fastest = min(cost.overhead_ms(HTTPSERVER)) if cost.runs[HTTPSERVER].seconds else None
-    if pix is not None and fastest is not None and fastest < pix:
-        out += [
-            "",
-            f"pytest-httpserver's fastest round ({fastest:.2f} ms/test, a stop that did not wait) is below pix_mock's "
-            f"median: pix_mock costs less in a test, and more once a run, where the in-process server starts (its "
-            "imports and `create_app`: the specs read and compiled).",
-        ]
+    return [*out, ""]
+
+
+def fixture_section(cost: FixtureCost, made_by: str | None = None) -> list[str]:
+    """The section: how it was measured, a table a mode, the targets."""
+    versions = ", ".join(f"{name} {version}" for name, version in cost.versions.items())
+    out = [f"{HEADING}\n"]
+    if made_by:
+        out.append(f"{made_by}\n")
+    rounds = max((len(mode.runs[BASELINE].seconds) for mode in cost.modes), default=0)
     out += [
-        "",
-        "| target | measured | verdict |",
-        "|---|---:|---|",
-        f"| pix_mock ≤ {TARGET_MS:g} ms/test over no fixture | "
-        f"{'n/a' if pix is None else f'{pix:.2f} ms'} | {_verdict(None if pix is None else pix <= TARGET_MS)} |",
-        f"| pix_mock ≤ pytest-httpserver (this run) | "
-        f"{'n/a' if pix is None or server is None else f'{pix:.2f} vs {server:.2f} ms'} | "
-        f"{_verdict(None if pix is None or server is None else pix <= server)} |",
-        "",
+        f"The same file of {cost.tests} tests run by whole `pytest` processes as integrators run them (plugins "
+        "autoloaded from their entry points, nothing pinned, `-p no:cacheprovider`), once a fixture: each test "
+        "asks for it and sends one GET of the pending event, which the fixture answers: through `pix_mock.client` "
+        "for pix_mock, through one module-level `httpx.Client` for pytest-httpserver and respx (which answer the "
+        "same JSON, registered in the test); the baseline asks for no fixture and sends nothing. *Whole run over "
+        "no fixture* is a run's wall time (launch to exit) less the same round's baseline: all the fixture costs, "
+        f"start-up and per-test cost both (*ms/test*: the same over {cost.tests}). {rounds} rounds after an "
+        "unmeasured one, the four runs of a round in a rotated order; medians over the rounds. *In a test* is "
+        "the medians of setup, call and teardown over the baseline's (the test's own GET included); *once a "
+        "run* is the rest (a server's start and stop, imports the baseline does not do; with `-n`, the tests' "
+        "time divided among the workers). *Other load* is the share of the machine's CPU that other processes "
+        "took during the run. With `-n 4`, pix_mock's server is one for the run (the xdist controller's) and "
+        f"pytest-httpserver starts one a worker. Tools: {versions} (a virtual environment of the benchmark's "
+        "own, `bench/.tools/fixture-venv`).\n",
     ]
-    return out
+    for mode in cost.modes:
+        out += _mode_table(cost, mode)
+    out += ["| target | measured | verdict |", "|---|---:|---|"]
+    serial = cost.modes[0].median(PIX_MOCK) if cost.modes else None
+    per_test = None if serial is None else serial * 1000 / cost.tests
+    out.append(
+        f"| pix_mock ≤ {TARGET_MS:g} ms/test over no fixture (serially) | "
+        f"{'n/a' if per_test is None else f'{per_test:.2f} ms'} | "
+        f"{_verdict(None if per_test is None else per_test <= TARGET_MS)} |"
+    )
+    for mode in cost.modes:
+        pix, server = mode.median(PIX_MOCK), mode.median(HTTPSERVER)
+        measured = "n/a" if pix is None or server is None else f"{pix:.2f} vs {server:.2f} s"
+        out.append(
+            f"| pix_mock's whole run ≤ pytest-httpserver's ({mode.name}) | {measured} | "
+            f"{_verdict(None if pix is None or server is None else pix <= server)} |"
+        )
+    return [*out, ""]
 
 
 def splice(document: str, section: list[str]) -> str:
@@ -372,13 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench.fixture_cost", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tests", type=int, default=300, help="tests in the file (default 300)")
-    parser.add_argument("--rounds", type=int, default=10, help="measured rounds (default 10)")
-    parser.add_argument(
-        "--nice",
-        type=int,
-        default=-10 if os.geteuid() == 0 else 0,
-        help="priority of the child pytest (default -10 as root, else 0)",
-    )
+    parser.add_argument("--rounds", type=int, default=3, help="measured rounds (default 3)")
     parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose mock_server/ is measured")
     parser.add_argument(
         "--output", type=Path, default=ROOT / "BENCHMARKS.md", help="report whose fixture-cost section is replaced"
@@ -388,11 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command or "python -m bench.fixture_cost " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )
-    if not CAN_PIN:
-        log("fewer than 2 cores or no taskset: the child pytest is NOT pinned")
     revision = git_revision(args.tree.resolve())
     started = time.monotonic()
-    with Harness("", nice=args.nice, tree=args.tree.resolve()) as harness:  # no wrk: "" for its path
+    with Harness("", tree=args.tree.resolve(), pin=False) as harness:  # no wrk: "" for its path
 
         def on_signal(signum: int, _frame: object) -> None:
             harness.stop_all()
@@ -403,8 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cost = bench_fixture_cost(harness, args.tests, args.rounds)
     made_by = (
         f"Made by `{command}` on {time.strftime('%Y-%m-%d %H:%M %Z')} at commit {revision}, in "
-        f"{(time.monotonic() - started) / 60:.1f} min, alone: the other sections come from the run the header "
-        "names."
+        f"{(time.monotonic() - started) / 60:.1f} min (the other sections come from the run the header names; "
+        "*other load* says how busy the machine was)."
     )
     document = args.output.read_text(encoding="utf-8") if args.output.exists() else "# Benchmarks\n"
     args.output.write_text(splice(document, fixture_section(cost, made_by)), encoding="utf-8")

@@ -1,7 +1,7 @@
 """A stateful mock of the Extraordinary Amortization Query and PIX Limits Interface, for contract testing.
 
 The parts and the one direction of their imports are drawn in ARCHITECTURE.md (a test holds the package to them):
-the porch (this package's top-level modules: app, settings, cli, environment, probe, pytest_plugin,
+the porch (this package's top-level modules: app, settings, cli, client, environment, probe, pytest_plugin,
 schemathesis_hooks) -> admin, api -> http, scenarios -> state -> spec -> wire -> domain.
 """
 

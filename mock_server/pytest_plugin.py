@@ -5,35 +5,49 @@
         pix_mock.pay("9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11")
         assert client.event("9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11").status == "paid"
 
-By default the server runs in-process (uvicorn in a thread on 127.0.0.1, port 0), started on first use, one per
-pytest process: under pytest-xdist every worker has its own. `--mock-server-url URL` uses a running server
-instead; each test then works in a session named for this process and test, so workers and concurrent CI jobs
-never share state.
+`pix_mock` is a `mock_server.client.PixMock` (the client usable without pytest) bound to the test's session; this
+module is the fixtures over it and over the server. By default the server runs in-process (uvicorn in a thread on
+127.0.0.1, port 0), started on first use, one per run: under pytest-xdist the controller owns it (its socket bound
+as the workers start, the server started when the first worker connects) and every worker's tests get their
+sessions on it. `--mock-server-url URL` uses a running server instead; each test then works in a session named
+for this process and test, so workers and concurrent CI jobs never share state.
 
 `--mock-server-tls https` serves the in-process server over https, `mutual` over mutual TLS (a client certificate
 required), with certificates `mock-server pki init` makes in a temporary directory (needs the `tls` extra):
 `pix_mock.pki` hands the test their files (`pki.ca`, `pki.client()`, `pki.client("expired")`, ...) for the code
-under test to load, and `pix_mock.client` trusts the CA and presents the good client certificate.
+under test to load, and `pix_mock.client` trusts the CA and presents the good client certificate. (Under xdist,
+each worker then serves its own: the certificates are made per process.)
 
-At load time this module imports pytest and the standard library only: the server (Starlette, uvicorn) and
-httpx are imported when a test first asks for `pix_mock`.
+At load time this module imports pytest and the standard library only (and `mock_server.client`, which imports
+no more): the server (Starlette, uvicorn) and httpx are imported when a test first asks for `pix_mock`.
 """
 
 from __future__ import annotations
 
 import functools
-import http.client
 import json
 import os
 import secrets
+import select
+import socket
 import threading
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 import pytest
+
+from mock_server.client import (
+    ANY_CLIENT,
+    LifecycleConnection,
+    MockServerError,
+    PixMock,
+    VerificationFailed,
+    _refusal,
+    _segment,
+    entries_text,
+    shared_transport,
+)
 
 if TYPE_CHECKING:
     import ssl
@@ -42,13 +56,13 @@ if TYPE_CHECKING:
 
     from mock_server.pki import TestPki
 
+__all__ = ["ANY_CLIENT", "MockServerError", "PixMock", "VerificationFailed"]  # re-exported: the client's
+
 _T = TypeVar("_T")
 GROUP = "mock-server"
 MARKER = "mock_server"
 START_TIMEOUT = 60.0  # seconds for the in-process server to accept connections
-JOURNAL_SHOWN = 50  # the last N journal entries attached to a failed test's report
 PACT_PROVIDER = "pix-limits"
-ANY_CLIENT: Any = object()  # verify(client_cnpj=...) not given: calls with any client certificate or none count
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     url = _setting(config, "url")
-    where = f"external {url}" if url else "in-process (uvicorn on 127.0.0.1, a free port, started on first use)"
+    shared = "" if _setting(config, "tls") or config.getoption("dist", "no") == "no" else ", one for the run"
+    where = (
+        f"external {url}" if url else f"in-process (uvicorn on 127.0.0.1, a free port, started on first use{shared})"
+    )
     scenario = _setting(config, "scenario") or "the server's default"
     kept = "; a failed test's session is kept" if _switch(config, "keep_failed") else ""
     pact = _setting(config, "pact")
@@ -160,30 +177,11 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"mock-server: {where}; scenario {scenario}{kept}{over}{pacts}"
 
 
-class MockServerError(AssertionError):
-    """An admin call the fixture made was refused: the status and the contract's error body say why (the message
-    names each field the server complained of, one a line)."""
-
-    def __init__(self, message: str, status: int | None = None, body: Any = None) -> None:
-        super().__init__(message)
-        self.status = status  # the HTTP status answered
-        self.body = body  # the contract's error body ({"code", "message", "details"?}), or the text when not JSON
-
-
-class VerificationFailed(AssertionError):
-    """`pix_mock.verify(...)` did not hold: the message is the mock's verdict followed by every call of the
-    operation it journaled (the last JOURNAL_SHOWN of them), so pytest's output says what the client really did."""
-
-    def __init__(self, message: str, matched: int, calls: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.matched = matched  # the journaled calls that matched the operation, status and body
-        self.calls = calls  # every journaled call of the operation, oldest first (journal entries)
-
-
 class _InProcessServer:
-    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py)."""
+    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py); on `listening`,
+    a socket bound and listening already, when one is given (the xdist controller's: _SharedServer)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, listening: socket.socket | None = None) -> None:
         from pathlib import Path
 
         from mock_server.app import create_app
@@ -203,7 +201,7 @@ class _InProcessServer:
             self.pki, context = self._tls_options()
         self._server = Server(self.app, settings, context)
         try:
-            self.url = self._server.start(START_TIMEOUT)
+            self.url = self._server.start(START_TIMEOUT, [listening] if listening is not None else None)
         except RuntimeError:
             raise RuntimeError("the in-process mock server did not start") from None
         assert self._server.loop is not None  # set once started
@@ -262,10 +260,77 @@ class _InProcessServer:
 _IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did
 
 
+_SHARED = pytest.StashKey["_SharedServer"]()  # on the xdist controller's config: the run's server, once bound
+_WORKER_URL = "mock_server_url"  # the key of the run's server URL in an xdist worker's workerinput
+
+
+class _SharedServer:
+    """Under pytest-xdist, the run's one in-process server, owned by the controller (a worker may finish early):
+    its socket bound and listening at once, so that its URL goes to each worker as it starts, and the server
+    started on it when the first connection arrives (a run whose tests never ask for pix_mock never pays for
+    it; one that does queues its first calls in the socket's backlog meanwhile)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        self._socket = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.server: _InProcessServer | None = None
+        self.problem: str | None = None  # why the server did not start
+        self._wake, self._waker = socket.socketpair()
+        self._thread = threading.Thread(target=self._start_when_called, name="mock-server-shared", daemon=True)
+        self._thread.start()
+
+    def _start_when_called(self) -> None:
+        readable, _, _ = select.select([self._socket, self._wake], [], [])
+        if self._socket not in readable or self._wake in readable:
+            return  # the run ended first
+        try:
+            self.server = _InProcessServer(self._config, self._socket)
+        except Exception as exc:  # the callers waiting in the backlog are refused, not left to time out
+            self.problem = f"{type(exc).__name__}: {exc}"
+            self._socket.close()
+
+    def sessions_left(self) -> list[str] | None:
+        """The names of the sessions the server holds now (None: it never started)."""
+        if self.server is None:
+            return None
+        sessions = self.server.app.state.sessions
+        return self.server.in_loop(lambda: [session.name for session in sessions.all()])
+
+    def stop(self) -> None:
+        self._waker.send(b"x")
+        self._thread.join(timeout=START_TIMEOUT)
+        if self.server is not None:
+            self.server.stop()
+        self._socket.close()
+        self._wake.close()
+        self._waker.close()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, a worker starting: it gets the URL of the run's server (bound by the first
+    worker's start), unless the run uses an external one or TLS (certificates are made per process)."""
+    config = node.config
+    if _setting(config, "url") or _setting(config, "tls"):
+        return
+    shared = config.stash.get(_SHARED, None)
+    if shared is None:
+        shared = config.stash[_SHARED] = _SharedServer(config)
+    node.workerinput[_WORKER_URL] = shared.url
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shared = config.stash.get(_SHARED, None)
+    if shared is not None:
+        shared.stop()
+
+
 @pytest.fixture(scope="session")
 def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The base URL of this process's mock server: the external one, or one started in-process."""
-    url = _setting(request.config, "url")
+    """The base URL of the run's mock server: the external one, the xdist controller's, or one started
+    in-process."""
+    url = _setting(request.config, "url") or getattr(request.config, "workerinput", {}).get(_WORKER_URL)
     if url:
         yield url.rstrip("/")
         return
@@ -287,353 +352,23 @@ _RUN_ID = _run_id()
 _COUNTER = iter(range(1, 1 << 62))
 
 
-class PixMock:
-    """One test's session on the mock server: `.url` for the code under test, `.client` and helpers for the test.
+class _SessionMock(PixMock):
+    """What `pix_mock` is: the client bound to the test's session, sending through the run's pool; `pki` (with
+    --mock-server-tls) the test certificates' files (pki.ca, pki.client(), pki.client("expired"), ...)."""
 
-    `transport`: the connection pool `.client` sends through; without one, `.client` has a pool of its own."""
-
-    def __init__(
-        self, server_url: str, name: str, token: str | None, *, transport: httpx.BaseTransport | None = None
-    ) -> None:
-        self.name = name
-        self.server_url = server_url
-        self.url = f"{server_url}/__session/{name}"
+    def __init__(self, run: _Run, name: str) -> None:
+        super().__init__(run.server_url, name, token=run.token)
+        self.name: str = name
+        self._run = run
+        self.pki = run.pki
         self.kept = False  # the fixture left the session on the server (a failed test, --mock-server-keep-failed)
-        # --mock-server-tls: the test certificates' files (pki.ca, pki.client(), pki.client("expired"), ...)
-        self.pki: TestPki | None = None
-        self._transport = transport
-        self._run: _Run | None = None  # the fixture's run, whose pool `transport` is
-        # X-Mock-Admin: a bodyless admin call that changes state (a cancel, a snapshot) needs it (docs/threat-model.md).
-        self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {token}"} if token else {})}
 
     @property
-    def transport(self) -> httpx.BaseTransport | None:
-        """The connection pool `.client` sends through. The fixture's is the run's: the same object for every
-        test, built when a test first needs it. Hand it to the code under test's own
-        `httpx.Client(transport=...)` to spare it a pool and an SSL context (its close() does nothing)."""
-        return self._run.transport if self._run is not None else self._transport
-
-    @functools.cached_property
-    def client(self) -> httpx.Client:
-        """An httpx.Client on `url`, sending X-Mock-Admin: 1 and the admin token when there is one; made when first
-        used (a test that only hands `url` to the code under test never pays for one)."""
-        import httpx
-
-        return httpx.Client(base_url=self.url, headers=self._headers, timeout=30.0, transport=self.transport)
-
-    def _admin(
-        self, method: str, path: str, body: Any = None, expect: int = 200, *, yaml_text: str | None = None
-    ) -> Any:
-        """Send an admin call (a JSON body, or `yaml_text` as application/yaml); anything but `expect` raises
-        MockServerError."""
-        __tracebackhide__ = True  # pytest shows the test's line, not this one
-        response = self._send(method, path, body, yaml_text)
-        if response.status_code != expect:
-            raise self._refusal(method, path, response)
-        return response.json() if response.content else None
-
-    def _send(self, method: str, path: str, body: Any = None, yaml_text: str | None = None) -> httpx.Response:
-        if yaml_text is not None:
-            return self.client.request(
-                method, f"/__mock{path}", content=yaml_text.encode(), headers={"Content-Type": "application/yaml"}
-            )
-        return self.client.request(method, f"/__mock{path}", json=body)
-
-    def _refusal(self, method: str, path: str, response: httpx.Response) -> MockServerError:
-        return _refusal(method, f"{self.url}/__mock{path}", response.status_code, response.text)
-
-    def reset(self, scenario: str | None = None, seed: int | None = None, *, reseed: bool = False) -> dict[str, Any]:
-        """Back to the scenario's seed (switching to `scenario` when given): empty journal, no faults, real
-        clock. `seed` (or `reseed=True` with None: random ids) sets the session's id seed."""
-        body: dict[str, Any] = {}
-        if scenario is not None:
-            body["scenario"] = scenario
-        if seed is not None or reseed:
-            body["seed"] = seed
-        result: dict[str, Any] = self._admin("POST", "/reset", body)
-        return result
-
-    def freeze(self, at: str | datetime | None) -> dict[str, Any]:
-        """Freeze the session clock at `at` (ISO 8601 with an offset, or an aware datetime); None: real time."""
-        now = at.isoformat() if isinstance(at, datetime) else at
-        result: dict[str, Any] = self._admin("PUT", "/clock", {"now": now})
-        return result
-
-    def fault(
-        self,
-        operation_id: str,
-        status: int | None = None,
-        body: Any = None,
-        delay_ms: int = 0,
-        times: int | None = 1,
-        kind: str = "respond",
-        text: str | None = None,
-        match: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Make the next `times` calls of `operation_id` answer `status` (and `body`) after `delay_ms`; `kind`
-        `reset`, `malformed` (with `text`) or `slow_body`, and `match` ({"path": {...}, "body_contains": ...}:
-        only the calls it holds for) as POST /__mock/faults describes."""
-        spec: dict[str, Any] = {"operation_id": operation_id, "kind": kind, "delay_ms": delay_ms, "times": times}
-        if status is not None:
-            spec["status"] = status
-        if body is not None:
-            spec["body"] = body
-        if text is not None:
-            spec["text"] = text
-        if match is not None:
-            spec["match"] = match
-        result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
-        return result
-
-    def pay(self, key: str, amount: float | str | None = None, paid_at: str | None = None) -> dict[str, Any]:
-        """Pay the event `key`, the open balance unless `amount` is given; answers the event."""
-        body: dict[str, Any] = {}
-        if amount is not None:
-            body["amount"] = float(amount) if isinstance(amount, str) else amount
-        if paid_at is not None:
-            body["paid_at"] = paid_at
-        result: dict[str, Any] = self._admin("POST", f"/events/{key}/pay", body)
-        return result
-
-    def cancel(self, key: str) -> dict[str, Any]:
-        """Cancel the event `key`; answers the event."""
-        result: dict[str, Any] = self._admin("POST", f"/events/{key}/cancel")
-        return result
-
-    def state(self) -> dict[str, Any]:
-        """The session's state, as a scenario file writes it."""
-        result: dict[str, Any] = self._admin("GET", "/state")
-        return result
-
-    def requests(self) -> list[dict[str, Any]]:
-        """The journal: what the public API received in this session, oldest first."""
-        result: list[dict[str, Any]] = self._admin("GET", "/requests")["requests"]
-        return result
-
-    def verify(
-        self,
-        operation_id: str,
-        *,
-        status: int | None = None,
-        body_contains: Any = None,
-        times: int | None = None,
-        at_least: int | None = None,
-        at_most: int | None = None,
-        client_cnpj: Any = ANY_CLIENT,
-    ) -> dict[str, Any]:
-        """Assert what the client called (POST /__mock/verify): the session's journaled calls of `operation_id`
-        answered `status` whose request body contains `body_contains` (a JSON subset), made with a TLS client
-        certificate of `client_cnpj` (None: with none), number exactly `times`, or at least `at_least` and at
-        most `at_most` (none of them: at least once). Answers the verdict when it holds;
-        raises VerificationFailed listing every call of the operation the mock saw when it does not, and
-        MockServerError when the server refuses the question (an unknown operation, times with at_least)."""
-        __tracebackhide__ = True
-        options = {
-            "status": status,
-            "body_contains": body_contains,
-            "times": times,
-            "at_least": at_least,
-            "at_most": at_most,
-        }
-        spec = {"operation_id": operation_id} | {name: value for name, value in options.items() if value is not None}
-        if client_cnpj is not ANY_CLIENT:
-            spec["client_cnpj"] = client_cnpj
-        response = self._send("POST", "/verify", spec)
-        failure = response.json() if response.status_code == 409 else None
-        if isinstance(failure, dict) and failure.get("code") == "verification_failed":
-            raise VerificationFailed(_failure_text(self, failure), failure["matched"], failure["calls"])
-        if response.status_code != 200:
-            raise self._refusal("POST", "/verify", response)
-        result: dict[str, Any] = response.json()
-        return result
-
-    def coverage(self) -> dict[str, Any]:
-        """Server-wide coverage (GET /__mock/coverage): for each public operation, the documented statuses
-        answered (with counts), those never answered, undocumented and injected ones, and the fields that failed
-        validation. Every session of the server counts, so it is the whole run's (in-process: this process's)."""
-        result: dict[str, Any] = self._admin("GET", "/coverage")
-        return result
-
-    def coverage_markdown(self) -> str:
-        """The same coverage as the Markdown report (GET /__mock/coverage?format=markdown), to print or keep."""
-        __tracebackhide__ = True
-        response = self.client.get("/__mock/coverage", params={"format": "markdown"})
-        if response.status_code != 200:
-            raise self._refusal("GET", "/coverage?format=markdown", response)
-        return response.text
-
-    def snapshot(self, name: str) -> dict[str, Any]:
-        """Copy the session's events, accounts and pending schedules under `name` (POST /__mock/snapshots/NAME;
-        replaces one of that name; at most 16 a session). Answers its summary (name, taken_at, counts). A name is
-        written as a session's: 1 to 64 of `A-Za-z0-9._-`, not `.` or `..`."""
-        result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}", expect=201)
-        return result
-
-    def restore(self, name: str) -> dict[str, Any]:
-        """Put the snapshot `name` back (POST /__mock/snapshots/NAME/restore): the session's events, accounts and
-        schedules become its again; the journal, faults, clock and ids stay. The snapshot stays too."""
-        result: dict[str, Any] = self._admin("POST", f"/snapshots/{_segment(name)}/restore")
-        return result
-
-    def snapshots(self) -> list[dict[str, Any]]:
-        """The session's snapshots (GET /__mock/snapshots), in the order first taken."""
-        result: list[dict[str, Any]] = self._admin("GET", "/snapshots")["snapshots"]
-        return result
-
-    def forget_snapshot(self, name: str) -> None:
-        """Forget the snapshot `name` (DELETE /__mock/snapshots/NAME)."""
-        self._admin("DELETE", f"/snapshots/{_segment(name)}", expect=204)
-
-    def load_state(self, document: Mapping[str, Any] | str) -> dict[str, Any]:
-        """Load a scenario document into the session (PUT /__mock/state): a mapping is sent as JSON, a string as
-        YAML (what `state()` answers, or `?format=yaml` exports). Validated as a scenario file: a bad document
-        raises MockServerError naming every field at fault, and changes nothing. Answers the counts loaded."""
-        if isinstance(document, str):
-            result: dict[str, Any] = self._admin("PUT", "/state", yaml_text=document)
-        else:
-            result = self._admin("PUT", "/state", dict(document))
-        return result
-
-    def schedule(
-        self,
-        key: str,
-        action: str,
-        *,
-        amount: float | str | None = None,
-        after_lookups: int | None = None,
-        at: str | datetime | None = None,
-    ) -> dict[str, Any]:
-        """Schedule `action` ("pay", with `amount` or the open balance; or "cancel") on the event `key`, for a
-        client that polls (POST /__mock/events/KEY/schedule): the `after_lookups`-th lookup of the event from now
-        answers with it applied, or the first call once the session clock reaches `at`. Give one of the two.
-        Answers the schedule."""
-        body: dict[str, Any] = {"action": action}
-        if amount is not None:
-            body["amount"] = float(amount) if isinstance(amount, str) else amount
-        if after_lookups is not None:
-            body["after_lookups"] = after_lookups
-        if at is not None:
-            body["at"] = at.isoformat() if isinstance(at, datetime) else at
-        result: dict[str, Any] = self._admin("POST", f"/events/{_segment(key)}/schedule", body, expect=201)
-        return result
-
-    def schedules(self) -> list[dict[str, Any]]:
-        """The session's schedules (GET /__mock/schedules) in the order made: pending, applied or failed (with
-        the reason in `outcome`)."""
-        result: list[dict[str, Any]] = self._admin("GET", "/schedules")["schedules"]
-        return result
-
-    def advance(self, seconds: float | timedelta) -> dict[str, Any]:
-        """Move the frozen session clock forward (POST /__mock/clock/advance), applying the schedules whose `at`
-        it reaches; the clock must be frozen first (`freeze`, or the marker's `clock`). Answers the clock."""
-        amount = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
-        result: dict[str, Any] = self._admin("POST", "/clock/advance", {"seconds": amount})
-        return result
-
-    def close(self) -> None:
-        client: httpx.Client | None = self.__dict__.pop("client", None)
-        if client is not None:
-            client.close()
-
-
-def _refusal(method: str, url: str, status: int, text: str) -> MockServerError:
-    """The error for a refused admin call: the status, the contract's code and message, then each detail as
-    `field: message`, so a bad argument is named in the test's output."""
-    try:
-        error = json.loads(text)
-    except ValueError:
-        error = None
-    head = f"{method} {url} answered {status}"
-    if not isinstance(error, dict) or "code" not in error:
-        return MockServerError(f"{head}: {text}", status, text)
-    lines = [f"{head} {error['code']}: {error.get('message', '')}"]
-    for detail in error.get("details") or []:
-        lines.append(f"    {detail.get('field') or '(the body)'}: {detail.get('message', '')}")
-    return MockServerError("\n".join(lines), status, error)
-
-
-def _shared(pool: httpx.BaseTransport) -> httpx.BaseTransport:
-    """`pool` behind a transport whose close() does nothing: a test that closes its `pix_mock.client` (or uses it
-    in a `with`) leaves the run's pool open for the next test."""
-    import httpx
-
-    class SharedTransport(httpx.BaseTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            return pool.handle_request(request)
-
-        def close(self) -> None:
-            pass
-
-    return SharedTransport()
-
-
-class _Lifecycle:
-    """POST /__mock/sessions and DELETE /__mock/sessions/NAME over HTTP, for a server in another process: on one
-    kept-alive connection of the standard library's http.client, which costs this process a fifth of what a call
-    through httpx does. Through `fallback()` (an httpx client of the run) when the server's URL is https or the
-    environment names a proxy for it, so that TLS settings and proxies stay httpx's."""
-
-    def __init__(self, server_url: str, headers: dict[str, str], fallback: Callable[[], httpx.Client]) -> None:
-        from urllib.parse import urlsplit
-        from urllib.request import getproxies_environment, proxy_bypass
-
-        parts = urlsplit(server_url)
-        proxies = getproxies_environment()
-        proxied = bool({"http", "all"} & proxies.keys()) and not proxy_bypass(parts.netloc)
-        self._direct = parts.scheme == "http" and not proxied
-        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
-        self._prefix = parts.path.rstrip("/")
-        self._headers = headers
-        self._fallback = fallback
-        self._connection: http.client.HTTPConnection | None = None
-        self._lock = threading.Lock()
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, bool]:
-        """(status, text of the answer, whether the request was sent twice: the kept-alive connection had been
-        closed by the server)."""
-        if not self._direct:
-            answer = self._fallback().request(method, path, json=body)
-            return answer.status_code, answer.text, False
-        payload = None if body is None else json.dumps(body).encode()
-        headers = self._headers if payload is None else {**self._headers, "Content-Type": "application/json"}
-        with self._lock:
-            for attempt in (1, 2):
-                connection, reused = self._connect()
-                try:
-                    connection.request(method, self._prefix + path, body=payload, headers=headers)
-                    response = connection.getresponse()
-                    text = response.read().decode()
-                except (ConnectionError, http.client.BadStatusLine):
-                    self.close()
-                    if reused and attempt == 1:
-                        continue  # closed by the server while idle: once more, on a new connection
-                    raise
-                except BaseException:
-                    self.close()
-                    raise
-                if response.will_close:
-                    self.close()
-                return response.status, text, attempt == 2
-        raise AssertionError("unreachable")
-
-    def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
-        """The kept-alive connection, or a new one when there is none or the server has closed it (an idle
-        connection that reads as ready holds the end of the stream)."""
-        import select
-
-        connection = self._connection
-        if connection is not None and connection.sock is not None and select.select([connection.sock], [], [], 0)[0]:
-            self.close()
-            connection = None
-        if connection is None:
-            connection = self._connection = http.client.HTTPConnection(self._host, self._port, timeout=30.0)
-            return connection, False
-        return connection, True
-
-    def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+    def transport(self) -> httpx.BaseTransport:
+        """The connection pool `.client` sends through: the run's, the same object for every test, built when a
+        test first needs it. Hand it to the code under test's own `httpx.Client(transport=...)` to spare it a
+        pool and an SSL context (its close() does nothing)."""
+        return self._run.transport
 
 
 SEED_MAX = (1 << 63) - 1  # the admin spec's bound of a session's seed
@@ -671,7 +406,7 @@ class _Run:
                 import httpx
 
                 self._pool = httpx.HTTPTransport(verify=self._ssl_context()) if self.pki else httpx.HTTPTransport()
-                self._transport = _shared(self._pool)
+                self._transport = shared_transport(self._pool)
             return self._transport
 
     def _ssl_context(self) -> ssl.SSLContext:
@@ -684,8 +419,8 @@ class _Run:
         return context
 
     @functools.cached_property
-    def _lifecycle(self) -> _Lifecycle:
-        return _Lifecycle(self.server_url, self._headers, lambda: self.client)
+    def _lifecycle(self) -> LifecycleConnection:
+        return LifecycleConnection(self.server_url, self._headers, lambda: self.client)
 
     @functools.cached_property
     def client(self) -> httpx.Client:
@@ -702,7 +437,7 @@ class _Run:
                 f"{method} {self.server_url}{path}: no answer ({type(exc).__name__}: {exc}); is the mock server up?"
             ) from exc
 
-    def open(self, scenario: str | None, seed: int | None) -> PixMock:
+    def open(self, scenario: str | None, seed: int | None) -> _SessionMock:
         """A new session, made explicitly on `scenario` (None: the server's) with ids seeded by `seed` (None: the
         server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
         that the server's own validation answers."""
@@ -731,12 +466,9 @@ class _Run:
             status, text, again = self._call("POST", "/__mock/sessions", body)
             if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
                 raise _refusal("POST", url, status, text)
-        mock = PixMock(self.server_url, name, self.token)
-        mock._run = self
-        mock.pki = self.pki
-        return mock
+        return _SessionMock(self, name)
 
-    def finish(self, mock: PixMock, failed: bool, consumer: str | None = None) -> None:
+    def finish(self, mock: _SessionMock, failed: bool, consumer: str | None = None) -> None:
         """Delete the test's session, unless it failed and keeping was asked for; with --mock-server-pact, the
         session's pact (a passed test's) is kept for the run's file of `consumer` first."""
         __tracebackhide__ = True
@@ -754,7 +486,7 @@ class _Run:
         if status not in (204, 404):  # 404: the test deleted it itself
             raise _refusal("DELETE", f"{self.server_url}{path}", status, text)
 
-    def kept_text(self, mock: PixMock) -> str:
+    def kept_text(self, mock: _SessionMock) -> str:
         until = " (in-process: until this pytest process ends)" if self.in_process else ""
         return (
             f"session {mock.name} is kept on {self.server_url}{until}, for --mock-server-keep-failed: its URL is "
@@ -763,7 +495,7 @@ class _Run:
         )
 
     def close(self) -> None:
-        lifecycle: _Lifecycle | None = self.__dict__.pop("_lifecycle", None)
+        lifecycle: LifecycleConnection | None = self.__dict__.pop("_lifecycle", None)
         if lifecycle is not None:
             lifecycle.close()
         client: httpx.Client | None = self.__dict__.pop("client", None)
@@ -787,7 +519,7 @@ class _Pacts:
         self.documents: dict[str, dict[str, Any]] = {}  # consumer -> the run's merged pact so far
         self.written: list[tuple[Any, int]] = []  # (path, interactions), for the terminal summary
 
-    def collect(self, run: _Run, mock: PixMock, consumer: str | None) -> None:
+    def collect(self, run: _Run, mock: _SessionMock, consumer: str | None) -> None:
         __tracebackhide__ = True
         from urllib.parse import urlencode
 
@@ -854,6 +586,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    shared = config.stash.get(_SHARED, None)
+    if shared is not None and (shared.server is not None or shared.problem is not None):
+        terminalreporter.write_line(_shared_text(shared))  # the xdist controller's server: up until unconfigure
     pacts = config.stash.get(_PACTS, None)
     if pacts is None or not _setting(config, "pact"):
         return
@@ -863,8 +598,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"mock-server: wrote {path} ({count} interactions)")
 
 
+def _shared_text(shared: _SharedServer) -> str:
+    if shared.problem is not None:
+        return f"mock-server: the run's server at {shared.url} did not start: {shared.problem}"
+    left = shared.sessions_left() or []
+    kept = f"{len(left)} left: {', '.join(left)}" if left else "none left"
+    return f"mock-server: one server for the run, started in the xdist controller at {shared.url}; sessions {kept}"
+
+
 _RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
-_SESSION = pytest.StashKey[PixMock]()  # the test's PixMock, for its report
+_SESSION = pytest.StashKey[_SessionMock]()  # the test's PixMock, for its report
 _FAILED = pytest.StashKey[bool]()  # the test's setup or call failed
 
 
@@ -884,7 +627,7 @@ def _pix_mock_run(request: pytest.FixtureRequest, pix_mock_server: str) -> Itera
 
 
 @pytest.fixture
-def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[PixMock]:
+def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[_SessionMock]:
     """A session of its own on the mock server, made for the test on the scenario (option or marker), with the
     marker's or the option's clock and seed, and deleted after it (kept when it failed and
     --mock-server-keep-failed asked)."""
@@ -912,41 +655,12 @@ def pix_mock(request: pytest.FixtureRequest, _pix_mock_run: _Run) -> Iterator[Pi
     run.finish(mock, failed=request.node.stash.get(_FAILED, False), consumer=consumer)
 
 
-def _journal_text(mock: PixMock) -> str:
+def _journal_text(mock: _SessionMock) -> str:
     try:
         entries = mock.requests()
     except Exception as exc:  # the report must not fail because the server is gone
         return f"(the journal could not be read: {type(exc).__name__}: {exc})"
-    return "\n".join([f"session {mock.name} at {mock.url}: {len(entries)} request(s)", *_entries_text(entries)])
-
-
-def _entries_text(entries: list[dict[str, Any]]) -> list[str]:
-    """Journal entries a line each (and their bodies under them), the last JOURNAL_SHOWN."""
-    lines = []
-    if len(entries) > JOURNAL_SHOWN:
-        lines.append(f"(the first {len(entries) - JOURNAL_SHOWN} left out)")
-    for entry in entries[-JOURNAL_SHOWN:]:
-        answer = "no answer (an injected reset)" if entry["status"] is None else entry["status"]
-        lines.append(f"{entry['received_at']} {entry['method']} {entry['path']} -> {answer}")
-        if entry["request_body"] is not None:
-            lines.append(f"    request:  {json.dumps(entry['request_body'], ensure_ascii=False)}")
-        if entry["response_body"] is not None:
-            lines.append(f"    response: {json.dumps(entry['response_body'], ensure_ascii=False)}")
-    return lines
-
-
-def _failure_text(mock: PixMock, failure: dict[str, Any]) -> str:
-    """A failed verification as pytest prints it: the mock's verdict, then the calls of the operation it saw."""
-    calls: list[dict[str, Any]] = failure["calls"]
-    seen = f"The calls of the operation the mock journaled in session {mock.name}"
-    lines = [failure["message"], f"{seen}: none." if not calls else f"{seen}, oldest first:"]
-    lines += [f"  {line}" for line in _entries_text(calls)]
-    return "\n".join(lines)
-
-
-def _segment(text: str) -> str:
-    """`text` as one path segment: a snapshot name may hold spaces, `?` or `#`."""
-    return quote(text, safe="")
+    return "\n".join([f"session {mock.name} at {mock.url}: {len(entries)} request(s)", *entries_text(entries)])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -23,6 +23,7 @@ import copy
 import inspect
 import logging
 import signal
+import socket
 import ssl
 import threading
 import time
@@ -227,16 +228,17 @@ class Server:
         """Whether the socket accepted connections (False after a run that could not bind it)."""
         return self._uvicorn.started
 
-    def run(self) -> None:
-        """Serve in this thread until a signal or `stop()`. uvicorn exits the process (status 3) when it cannot
-        bind the port; SIGINT may end this as KeyboardInterrupt."""
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve in this thread until a signal or `stop()`, on `sockets` when given (bound and listening already),
+        else on the settings' host and port. uvicorn exits the process (status 3) when it cannot bind the port;
+        SIGINT may end this as KeyboardInterrupt."""
         with asyncio.Runner(loop_factory=self._loop_factory) as runner:
-            runner.run(self._uvicorn.serve())
+            runner.run(self._uvicorn.serve(sockets=sockets))
 
-    def start(self, timeout: float = START_TIMEOUT) -> str:
-        """Serve in a daemon thread (it ends with the process if not stopped); the URL, once the socket accepts
-        connections. RuntimeError when it did not start within `timeout` seconds."""
-        self._thread = threading.Thread(target=self._run_in_thread, name="mock-server", daemon=True)
+    def start(self, timeout: float = START_TIMEOUT, sockets: list[socket.socket] | None = None) -> str:
+        """Serve in a daemon thread (it ends with the process if not stopped), on `sockets` when given; the URL,
+        once the socket accepts connections. RuntimeError when it did not start within `timeout` seconds."""
+        self._thread = threading.Thread(target=self._run_in_thread, args=(sockets,), name="mock-server", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while self.url is None:
@@ -246,9 +248,9 @@ class Server:
             time.sleep(0.001)
         return self.url
 
-    def _run_in_thread(self) -> None:
+    def _run_in_thread(self, sockets: list[socket.socket] | None) -> None:
         with contextlib.suppress(SystemExit):  # uvicorn's exit when it cannot bind: the thread ends, start() says so
-            self.run()
+            self.run(sockets)
 
     def stop(self, wait: bool = False) -> None:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps

@@ -7,13 +7,14 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from mock_server.domain.answers import Answer, Noise, differences, pointer, rules_for
 from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import decode_json_text
+
+if TYPE_CHECKING:
+    import httpx  # imported where a client is built: a server that calls out to none never loads it
 
 # Not forwarded to a backend: they describe one connection (RFC 9110 7.6.1), or are the mock's own.
 HOP_BY_HOP = frozenset(
@@ -69,6 +70,8 @@ def async_client(
     outbound: Outbound, max_connections: int = 16, verify: ssl.SSLContext | bool | None = None
 ) -> httpx.AsyncClient:
     """A client of the service (`verify`: a TLS setup made before by tls_context, else made now)."""
+    import httpx
+
     return httpx.AsyncClient(
         base_url=outbound.base_url,
         headers=list(outbound.headers),

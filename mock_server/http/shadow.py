@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from mock_server.domain.answers import Answer, generated_id
 from mock_server.http.outbound import (
     Outbound,
@@ -51,6 +49,8 @@ class Shadow:
     async def forward(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> BackendReply:
         """The call sent on to the backend (`target`: the path and query as received). A client per call: its
         connection is closed with the call, whatever event loop the server (or a test client) runs."""
+        import httpx  # here, not at start-up: a server that shadows nothing never loads it
+
         try:
             async with async_client(self.outbound, verify=self._tls) as client:
                 response = await client.request(

@@ -59,8 +59,8 @@ class Sink:
     handed to another Sink (`packed`, `join`) that checks the keys of them all."""
 
     def __init__(self, event_check: SchemaCheck, expected: int = 0, joinable: bool = False) -> None:
-        self._valid = event_check.fast.is_valid
-        self._all_valid = _list_check(event_check).fast.is_valid
+        self._valid = event_check.compiled().is_valid
+        self._all_valid = _list_check(event_check).compiled().is_valid
         self._builder = SeedBuilder(expected, indexed=not joinable)
         self._joinable = joinable
         self._conciliation_hashes = array("q")  # joinable: handed over

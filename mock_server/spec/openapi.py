@@ -7,7 +7,7 @@ so what the spec allows the server accepts and what it forbids the server reject
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,7 +164,21 @@ def _compiled(schema: Any) -> jsonschema_rs.Validator:
     return jsonschema_rs.Draft202012Validator(schema, validate_formats=True, formats={"br-document": is_valid_document})
 
 
-@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A check's validator before its first use: compiles it, then answers through it."""
+
+    __slots__ = ("check",)
+
+    def __init__(self, check: SchemaCheck) -> None:
+        self.check = check
+
+    def is_valid(self, instance: Any) -> bool:
+        return bool(self.check.compiled().is_valid(instance))
+
+    def iter_errors(self, instance: Any) -> Any:
+        return self.check.compiled().iter_errors(instance)
+
+
 class SchemaCheck:
     """One schema of the spec, compiled by jsonschema-rs (the engine schemathesis itself judges requests with).
 
@@ -172,15 +186,55 @@ class SchemaCheck:
     the messages are written here. Problems are collected in one pass, linear in their number (issue 16:
     comparing each with every other took 19 s for 10,000 bad items), and at most `limit` fields are listed.
     ECMA-262 patterns: `"06:00:00Z\n"` does not match `^...$`, where Python's `re.search` would let it through.
+
+    A spec's checks are made when first used (`later`): most of them (the admin API's, every response's) wait
+    for a call that may never come, and inlined and compiled at start-up they were a sixth of a new server's
+    memory and a third of its start.
     """
 
-    fast: jsonschema_rs.Validator
-    schema: Any  # the inlined schema, for tests that compare engines
-    longest_list: int = 0  # the largest `maxItems` in the schema: lists are examined at least this far
+    __slots__ = ("_longest", "_make", "_schema", "fast")
+
+    fast: jsonschema_rs.Validator | _Pending  # a _Pending until first used, then the engine's validator
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make: Callable[[], Any] | None = make
+        self._schema: Any = None
+        self._longest = 0
+        self.fast = _Pending(self)
 
     @classmethod
     def of(cls, schema: Any) -> SchemaCheck:
-        return cls(_compiled(schema), schema, _largest_max_items(schema))
+        return cls(lambda: schema)
+
+    @classmethod
+    def later(cls, make: Callable[[], Any]) -> SchemaCheck:
+        """The check of the schema `make()` gives, called when the check is first used."""
+        return cls(make)
+
+    def _made(self) -> None:
+        if self._make is not None:
+            self._schema = self._make()
+            self._longest = _largest_max_items(self._schema)
+            self._make = None
+
+    @property
+    def schema(self) -> Any:
+        """The inlined schema (for the messages, Pact's matching rules, tests that compare engines)."""
+        self._made()
+        return self._schema
+
+    @property
+    def longest_list(self) -> int:
+        """The largest `maxItems` in the schema: lists are examined at least this far."""
+        self._made()
+        return self._longest
+
+    def compiled(self) -> jsonschema_rs.Validator:
+        """The engine's validator, compiled now if it was not yet (then `fast` is it, with no indirection)."""
+        fast = self.fast
+        if isinstance(fast, _Pending):
+            fast = self.fast = _compiled(self.schema)
+        return fast
 
     def of_lists(self) -> SchemaCheck:
         """The check of a list of such values, in one call (a big scenario's events a batch at a time: a quarter
@@ -203,7 +257,7 @@ class SchemaCheck:
         messages: dict[FieldPath, list[str]] = {}
         unevaluated: list[FieldPath] = []
         left_out = 0
-        errors = self.fast.iter_errors(examined)
+        errors = self.compiled().iter_errors(examined)
         for error in errors:
             if limit is not None and len(messages) >= limit:
                 left_out += 1 + sum(1 for _ in errors)  # counted, not explained
@@ -345,8 +399,7 @@ class Spec:
 
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
-        schema = _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri))
-        return SchemaCheck.of(schema)
+        return SchemaCheck.later(lambda: _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri)))
 
     def paths(self) -> dict[str, list[Operation]]:
         by_path: dict[str, list[Operation]] = {}

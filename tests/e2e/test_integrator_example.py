@@ -41,5 +41,5 @@ def passed(result: subprocess.CompletedProcess[str]) -> int:
 def test_the_example_project_passes(command):
     result = run(*command)
     assert passed(result) == 11
-    if "-n" in command:  # both workers ran tests, each on its own in-process server
+    if "-n" in command:  # both workers ran tests, on the one in-process server the controller started
         assert re.search(r"\[gw0\] .*PASSED", result.stdout) and re.search(r"\[gw1\] .*PASSED", result.stdout)

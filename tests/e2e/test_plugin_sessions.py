@@ -9,6 +9,7 @@ one connection pool a run: the run builds one SSL context, not one a test."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -260,4 +261,72 @@ def test_a_session_the_server_refuses_to_make_is_a_setup_error_naming_why(projec
             "E   *MockServerError: POST http://127.0.0.1:*/__mock/sessions answered 400 invalid_request: *",
             "E   *  seed: must be at least 0 (got -1)",
         ]
+    )
+
+
+# --- one server for the run under xdist (issue 34 item 2) -----------------------------------------------------
+
+SUITE_OF_200 = f"""
+import os, pathlib
+import pytest
+
+@pytest.mark.parametrize("n", range(200))
+def test_lookup(pix_mock, n):
+    assert pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").status_code == 200
+    (pathlib.Path(os.environ["SEEN_DIR"]) / f"{{n}}").write_text(pix_mock.url)
+"""
+
+# Counts the in-process servers started, in whichever process starts one, and, in the controller once every worker
+# is done (the run's server still up), asks that server for its sessions over HTTP.
+COUNTING_CONFTEST = """
+import json, os, pathlib, urllib.request
+
+import mock_server.pytest_plugin as plugin
+
+SEEN = pathlib.Path(os.environ["SEEN_DIR"])
+started = plugin._InProcessServer.__init__
+
+
+def counted(self, *args, **kwargs):
+    with open(SEEN.parent / "starts", "a") as out:
+        out.write(f"{os.getpid()}\\n")
+    started(self, *args, **kwargs)
+
+
+plugin._InProcessServer.__init__ = counted
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):
+        (SEEN.parent / "controller").write_text(str(os.getpid()))
+
+
+def pytest_terminal_summary(config):
+    if hasattr(config, "workerinput"):
+        return
+    base = {p.read_text().split("/__session/")[0] for p in SEEN.iterdir()}.pop()
+    with urllib.request.urlopen(base + "/__mock/sessions", timeout=10) as answer:
+        (SEEN.parent / "sessions.json").write_text(answer.read().decode())
+"""
+
+
+def test_under_xdist_one_server_serves_the_run_and_no_session_is_left(project, monkeypatch):
+    seen = project.path / "seen"
+    seen.mkdir()
+    monkeypatch.setenv("SEEN_DIR", str(seen))
+    project.makeconftest(COUNTING_CONFTEST)
+    project.makepyfile(test_suite=SUITE_OF_200)
+    result = project.runpytest_subprocess("-n", "4")
+    result.assert_outcomes(passed=200)
+    urls = [path.read_text() for path in seen.iterdir()]
+    assert len(urls) == len(set(urls)) == 200  # a session of its own a test
+    assert len({url.split("/__session/")[0] for url in urls}) == 1  # one server's URL for all of them
+    workers = {url.split("/__session/pytest-")[1].split("-")[0] for url in urls}
+    assert len(workers) >= 2 and workers <= {"gw0", "gw1", "gw2", "gw3"}  # the tests of several workers
+    starts = (project.path / "starts").read_text().split()
+    assert starts == [(project.path / "controller").read_text()]  # started once, by the controller, not 4 times
+    listing = json.loads((project.path / "sessions.json").read_text())
+    assert listing["sessions"] == [] and listing["evictions"] == 0  # nothing left behind
+    result.stdout.fnmatch_lines(
+        ["mock-server: one server for the run, started in the xdist controller at *; sessions none left"]
     )

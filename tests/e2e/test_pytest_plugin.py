@@ -56,7 +56,7 @@ def test_the_plugin_loads_pytest_only():
         "('mock_server', 'starlette', 'uvicorn', 'httpx', 'yaml', 'jsonschema', 'orjson', 'anyio')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
-    assert result.stdout.strip() == "['mock_server', 'mock_server.pytest_plugin']"
+    assert result.stdout.strip() == "['mock_server', 'mock_server.client', 'mock_server.pytest_plugin']"
 
 
 def test_options_are_in_a_help_group_with_ini_and_env_twins(project):
@@ -131,13 +131,14 @@ def test_each_test_gets_a_clean_session(project, monkeypatch):
     assert len({url.split("/__session/")[0] for url in urls()}) == 1  # one server for the run
 
 
-def test_under_xdist_each_worker_has_its_own_server(project, monkeypatch):
+def test_under_xdist_the_workers_share_the_controllers_server(project, monkeypatch):
     urls = _seen(project, monkeypatch)
     project.makepyfile(test_isolation=ISOLATION)
     result = project.runpytest_subprocess("-n", "2")
     result.assert_outcomes(passed=6)
-    assert len({url.split("/__session/")[0] for url in urls()}) == 2  # two workers, two in-process servers
+    assert len({url.split("/__session/")[0] for url in urls()}) == 1  # two workers, one server for the run
     assert {url.split("/__session/pytest-")[1].split("-")[0] for url in urls()} == {"gw0", "gw1"}
+    result.stdout.fnmatch_lines(["mock-server: one server for the run, started in the xdist controller at *"])
 
 
 def test_against_an_external_server(project, external_server):

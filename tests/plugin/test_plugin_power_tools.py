@@ -248,7 +248,7 @@ def test_the_readmes_failing_verify_prints_the_calls_it_shows(pytester: pytest.P
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=1)
     output = re.sub(r"pytest-main-[0-9a-f]{8}-", "pytest-main-1a2b3c4d-", result.stdout.str())
-    assert shown[0].startswith("E       mock_server.pytest_plugin.VerificationFailed: Verification failed: ")
+    assert shown[0].startswith("E       mock_server.client.VerificationFailed: Verification failed: ")
     failure = output.splitlines()
     first = failure.index(shown[0])
     assert failure[first : first + len(shown)] == shown
