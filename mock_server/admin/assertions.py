@@ -7,7 +7,7 @@ from mock_server.admin.pact import export_pact
 from mock_server.admin.provider_states import change_state
 from mock_server.admin.verify import expectation_from, judge
 from mock_server.domain.errors import InvalidRequest, JournalOff, VerificationFailed
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply
 from mock_server.state.coverage import markdown
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -51,7 +51,7 @@ def get_pact(call: Call) -> Reply:
     pact = export_pact(
         journal.entries(),
         call.session.store.base,
-        call.server.specs.public,
+        call.server,
         call.query["consumer"],
         call.query["provider"],
     )

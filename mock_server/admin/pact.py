@@ -1,7 +1,8 @@
 """A Pact Specification V4 document of what a client really did: GET /__mock/pact, and the pytest plugin's files.
 
-Pure: `export_pact` reads journal entries (the admin spec's JournalEntry shape), the scenario the session started
-from and the public spec, and writes the document. `merge_pacts` joins several into one (a test run's sessions).
+`export_pact` reads journal entries (the admin spec's JournalEntry shape) and the scenario the session started
+from, replays the calls through the public API's handlers on a session of its own, and writes the document; it
+changes nothing the server holds. `merge_pacts` joins several into one (a test run's sessions).
 
 - One interaction per distinct call, in the order first made: calls are the same when they have the operation, the
   status and error code, the request body's shape and the provider states they relied on (by name, values aside).
@@ -9,27 +10,35 @@ from and the public spec, and writes the document. `merge_pacts` joins several i
   matched by format, pattern or type; what the client sent and the answer echoes, status words and codes stay
   literal.
 - Provider states (admin/provider_states.py) as the session stood before each call: the scenario's records and the
-  journaled calls before it, replayed on a store of its own (`Replay`); an event's state is the event as answered.
+  journaled calls before it, replayed on a session of its own (`Replay`); an event's state is the event as
+  answered. Which facts a call relies on, and its description, are its operation's declaration
+  (domain/operations.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 from mock_server.admin import provider_states as states
 from mock_server.domain.clock import parse_instant
-from mock_server.domain.conversions import account_to_scenario, limits_from_json, limits_to_json
+from mock_server.domain.conversions import account_to_scenario, limits_to_json
 from mock_server.domain.documents import canonical_document
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
+from mock_server.domain.operations import Fact, facts_of
+from mock_server.http.handling import Call as HandlerCall
+from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import split_session_path
-from mock_server.spec.openapi import Operation, Spec
+from mock_server.spec.openapi import Operation
+from mock_server.state.ids import IdSource
+from mock_server.state.sessions import Session
 from mock_server.state.store import Store
 
 PACT_VERSION = "4.0"
@@ -148,14 +157,32 @@ def _strings(value: Any) -> Iterable[str]:
 # --- the session's records before each call -----------------------------------------------------------------------
 
 
+class _AnsweredIds(IdSource):
+    """The session's ids in a replay: the id the journaled answer showed, so the replayed store holds the same."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "")
+        self.answered: list[str] = []
+
+    def new_uuid(self) -> str:
+        return self.answered.pop() if self.answered else super().new_uuid()
+
+
 class Replay:
     """The provider's accounts as they stood before each call: the session's base (its scenario, or the state it
-    loaded), with every successful journaled call applied in turn on a store of its own, with the ids and instants
-    the journal shows. Changes made through the admin API (a payment, a loaded state) are not calls: an event's
-    state is taken from the answer itself, and an account the replay lost is named without its facts."""
+    loaded), with every successful journaled call answered again in turn, by the public API's own handlers, on a
+    session of its own, with the ids and instants the journal shows. Changes made through the admin API (a payment,
+    a loaded state) are not calls: an event's state is taken from the answer itself, and an account the replay
+    lost is named without its facts."""
 
-    def __init__(self, base: Scenario) -> None:
-        self.store = Store(base)
+    def __init__(self, base: Scenario, server: ServerContext) -> None:
+        self.server = server
+        self.session = Session("pact-replay", base, seed=None, clock_start=None)
+        self.ids = self.session.ids = _AnsweredIds()
+
+    @property
+    def store(self) -> Store:
+        return self.session.store
 
     def account(self, account_id: str) -> dict[str, Any]:
         """The params of 'account X is registered': its registration date, limits and outcomes, as they are."""
@@ -196,34 +223,22 @@ class Replay:
         return params
 
     def apply(self, call: Call) -> None:
-        """Apply a successful call as the mock did; a call the replay cannot follow (the session changed through the
-        admin API meanwhile) is skipped."""
-        if call.status // 100 != 2:
+        """Answer a successful call again as the mock did (its handler, its instant, the id it issued); a call the
+        replay cannot follow (the session changed through the admin API meanwhile) is skipped."""
+        handler = self.server.public_handlers.get(call.operation_id)
+        facts = facts_of(call.operation_id)
+        if call.status // 100 != 2 or handler is None or facts is None:
             return
-        store, body, answer = self.store, call.body, call.answer
+        issued = call.answer.get(facts.issued_id) if facts.issued_id and isinstance(call.answer, dict) else None
+        self.ids.answered = [issued] if isinstance(issued, str) else []
         now = parse_instant(call.received_at)
-        account_id = call.path.get("account_id", "")
+        replayed = HandlerCall(self.server, self.session, dict(call.path), {}, call.body, now)
         try:
-            match call.operation_id:
-                case "registerAccountLimit":
-                    limits = limits_from_json(body["limit"]["pix"])
-                    store.register_account(body["account_id"], body["registration_date"], limits, now)
-                case "createLimitUpdateRequest":
-                    proposal_id = answer["limit_update_request_id"]
-                    store.request_limit_update(account_id, limits_from_json(body["pix"]), now, lambda: proposal_id)
-                case "createRecipientList":
-                    store.create_recipient_list(account_id, limits_from_json(body["limit"]["pix"]), now)
-                case "addRecipient":
-                    recipient_id = answer["recipient_id"]
-                    store.add_recipient(account_id, body["document_number"], now, lambda: recipient_id)
-                case "removeRecipient":
-                    store.remove_recipient(account_id, call.path["recipient_id"])
-                case "createRecipientListLimitUpdateRequest":
-                    proposal_id = answer["limit_update_request_id"]
-                    limits = limits_from_json(body["pix"])
-                    store.request_recipient_list_limit_update(account_id, limits, now, lambda: proposal_id)
+            reply = handler(replayed)
         except (ApiError, KeyError, TypeError, ValueError):
-            pass
+            return
+        if inspect.iscoroutine(reply):  # no public handler awaits; one that did would not be replayed
+            reply.close()
 
 
 # --- the calls -----------------------------------------------------------------------------------------------------
@@ -301,80 +316,115 @@ def _call(entry: Mapping[str, Any], operation: Operation) -> Call | None:
 # --- provider states and descriptions of each call ----------------------------------------------------------------
 
 
-def _account_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
-    """The states of a call on `/limits/account/{account_id}/...`, from its answer and the replay."""
-    account_id = call.path["account_id"]
-    if call.code == "account_not_found":
-        return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
-    if call.status == 400:  # refused before any lookup
-        return []
-    found = [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
-    if call.code == "recipient_list_not_found" or (call.operation_id == "createRecipientList" and call.status == 201):
-        return [*found, states.LIST_ABSENT.state({"account_id": account_id})]
-    if call.operation_id == "createLimitUpdateRequest":
-        return found
-    found.append(states.LIST_EXISTS.state(replay.recipient_list(account_id)))
+@dataclass(frozen=True)
+class _FactStates:
+    """How one fact (domain/operations.Fact) is a provider state: the kinds it is when held and when absent, and
+    the error codes that say which (the absent one ends the facts: nothing further was looked at)."""
+
+    held: Callable[[Call, Replay, dict[str, str]], dict[str, Any] | None]  # None: the answer shows nothing
+    absent: states.StateKind
+    absent_code: str | None  # None: no answer says it is absent
+    held_code: str | None = None  # a creation refused because the fact holds already
+
+
+def _subject(call: Call, fact: Fact) -> dict[str, str] | None:
+    """The values that name the record of `fact` in `call` (path first, then the body); None when it names none."""
     body = call.body if isinstance(call.body, dict) else {}
-    if call.operation_id == "addRecipient":
-        document = body.get("document_number")
-        if not isinstance(document, str):
-            return found
-        if call.code == "recipient_already_in_list":
-            # Named by the document as sent, which may be another layout of the one held (in the params).
-            held = replay.recipient(account_id, None, document)
-            return [*found, states.DOCUMENT_HELD.state(held, document_number=document)]
-        if call.status == 201:
-            return [*found, states.DOCUMENT_ABSENT.state({"account_id": account_id, "document_number": document})]
-    if call.operation_id == "removeRecipient":
-        recipient_id = call.path["recipient_id"]
-        if call.code == "recipient_not_found":
-            return [*found, states.RECIPIENT_ABSENT.state({"account_id": account_id, "recipient_id": recipient_id})]
-        if call.status == 204:
-            return [*found, states.RECIPIENT_HELD.state(replay.recipient(account_id, recipient_id, None))]
+    values = {**{k: v for k, v in body.items() if isinstance(v, str)}, **call.path}
+    names = {
+        Fact.EVENT: ("extraordinary_event_conciliation_key",),
+        Fact.ACCOUNT: ("account_id",),
+        Fact.RECIPIENT_LIST: ("account_id",),
+        Fact.DOCUMENT: ("account_id", "document_number"),
+        Fact.RECIPIENT: ("account_id", "recipient_id"),
+    }[fact]
+    if any(name not in values for name in names):
+        return None
+    found = {name: values[name] for name in names}
+    if fact is Fact.EVENT:
+        return {"key": found.pop("extraordinary_event_conciliation_key")}
     return found
 
 
-def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
-    """The provider states `call` relied on, as the session stood before it."""
-    if call.operation_id == "getExtraordinaryEvent":
-        key = call.path["extraordinary_event_conciliation_key"]
-        if call.status == 200 and isinstance(call.answer, dict):
-            kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
-            if kind is not None:
-                return [kind.state({"key": key, **call.answer})]
-        if call.code == "EVC100011":
-            return [states.EVENT_ABSENT.state({"key": key})]
-        return []
-    if call.operation_id == "registerAccountLimit":
-        account_id = call.body.get("account_id") if isinstance(call.body, dict) else None
-        if not isinstance(account_id, str):
-            return []
-        if call.status == 201:
-            return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
-        if call.code == "account_already_registered":
-            return [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
-        return []
-    return _account_states(call, replay)
+def _event_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any] | None:
+    if not isinstance(call.answer, dict):
+        return None
+    kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
+    return kind.state({**subject, **call.answer}) if kind is not None else None
 
 
-DESCRIPTIONS = {
-    "getExtraordinaryEvent": "a lookup of event {extraordinary_event_conciliation_key}",
-    "registerAccountLimit": "a registration of account {account_id}",
-    "createLimitUpdateRequest": "a limit change for account {account_id}",
-    "createRecipientList": "a recipient list for account {account_id}",
-    "addRecipient": "an addition of document {document_number} to the recipient list of account {account_id}",
-    "removeRecipient": "a removal of recipient {recipient_id} from the recipient list of account {account_id}",
-    "createRecipientListLimitUpdateRequest": "a limit change for the recipient list of account {account_id}",
+def _document_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any]:
+    # Named by the document as sent, which may be another layout of the one held (in the params).
+    document = subject["document_number"]
+    held = replay.recipient(subject["account_id"], None, document)
+    return states.DOCUMENT_HELD.state(held, document_number=document)
+
+
+FACT_STATES: Mapping[Fact, _FactStates] = {
+    Fact.EVENT: _FactStates(_event_held, states.EVENT_ABSENT, "EVC100011"),
+    Fact.ACCOUNT: _FactStates(
+        lambda call, replay, subject: states.ACCOUNT_REGISTERED.state(replay.account(subject["account_id"])),
+        states.ACCOUNT_ABSENT,
+        "account_not_found",
+        "account_already_registered",
+    ),
+    Fact.RECIPIENT_LIST: _FactStates(
+        lambda call, replay, subject: states.LIST_EXISTS.state(replay.recipient_list(subject["account_id"])),
+        states.LIST_ABSENT,
+        "recipient_list_not_found",
+        "recipient_list_already_exists",
+    ),
+    Fact.DOCUMENT: _FactStates(_document_held, states.DOCUMENT_ABSENT, None, "recipient_already_in_list"),
+    Fact.RECIPIENT: _FactStates(
+        lambda call, replay, subject: states.RECIPIENT_HELD.state(
+            replay.recipient(subject["account_id"], subject["recipient_id"], None)
+        ),
+        states.RECIPIENT_ABSENT,
+        "recipient_not_found",
+    ),
 }
 
 
+def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
+    """The provider states `call` relied on, as the session stood before it: the facts its operation declares
+    (domain/operations.py), outermost first, each held unless the answer says otherwise. A call refused before
+    any lookup (400) relied on none; a fact found absent, or one the answer says nothing of, ends the list."""
+    facts = facts_of(call.operation_id)
+    if facts is None or call.status == 400:
+        return []
+    found: list[dict[str, Any]] = []
+    succeeded = 200 <= call.status < 300
+    for fact in facts.relies_on:
+        rules, subject = FACT_STATES[fact], _subject(call, fact)
+        if subject is None:
+            break
+        if rules.absent_code is not None and call.code == rules.absent_code:
+            found.append(rules.absent.state(subject))
+            break
+        if fact is facts.creates:  # absent when it succeeded, held when refused for that
+            if succeeded:
+                found.append(rules.absent.state(subject))
+            elif rules.held_code is not None and call.code == rules.held_code:
+                found += [held for held in [rules.held(call, replay, subject)] if held is not None]
+            break
+        if fact is facts.removes and not succeeded:  # held only as far as a removal that succeeded shows
+            break
+        held = rules.held(call, replay, subject)
+        if held is None:  # the answer shows nothing of it (a lookup's answer that is not the event)
+            break
+        found.append(held)
+    return found
+
+
 def describe(call: Call) -> str:
-    """`a registration of account 0001-123456, answered 409 account_already_registered`."""
+    """`a registration of account 0001-123456, answered 409 account_already_registered`: the words the
+    operation's declaration (domain/operations.py) gives, filled from the path and the body."""
     values = dict(call.path)
     if isinstance(call.body, dict):
         values.update({k: v for k, v in call.body.items() if isinstance(v, str)})
+    facts = facts_of(call.operation_id)
     try:
-        what = DESCRIPTIONS[call.operation_id].format(**values)
+        what = facts.description.format(**values) if facts is not None else f"a call of {call.operation_id}"
     except KeyError:  # a body without the field the words name (a refused call)
         what = f"a call of {call.operation_id}"
     answered = f"{call.status} {call.code}" if call.code else str(call.status)
@@ -483,12 +533,12 @@ def _document(
 
 
 def export_pact(
-    entries: Sequence[Mapping[str, Any]], base: Scenario, spec: Spec, consumer: str, provider: str
+    entries: Sequence[Mapping[str, Any]], base: Scenario, server: ServerContext, consumer: str, provider: str
 ) -> dict[str, Any]:
     """The Pact V4 document of `entries` (a session's journal, oldest first) on a session that started from
-    `base`, for the operations of `spec` (the public one)."""
-    operations = spec.operations
-    replay = Replay(base)
+    `base`, for the operations of the server's public spec, replayed through its public handlers."""
+    operations = server.specs.public.operations
+    replay = Replay(base, server)
     kept = _Interactions()
     left_out: list[dict[str, Any]] = []
     for entry in entries:
