@@ -34,6 +34,8 @@ class OperationFacts:
     # How a Pact names a call of it: words with `{placeholders}` filled from the path's parameters and the
     # body's string fields.
     description: str
+    # A field of a successful answer whose word the description adds in parentheses (an event's status).
+    described_by: str | None = None
     # JSON pointers of the answer's fields the server makes up (ids, instants): compared by type only.
     generated: frozenset[str] = frozenset()
     # The answer's field holding an id the server drew from the session's id sequence (a Pact's replay gives the
@@ -59,6 +61,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
         OperationFacts(
             "getExtraordinaryEvent",
             "a lookup of event {extraordinary_event_conciliation_key}",
+            described_by="status",
             relies_on=(Fact.EVENT,),
         ),
         OperationFacts(
