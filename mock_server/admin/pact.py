@@ -510,11 +510,11 @@ def mock_defined(spec: Spec, operation: Operation, status: int) -> bool:
 
 
 def _mock_defined_comment(call: Call) -> dict[str, Any]:
-    answered = f"status {call.status}" + (f" and code {call.code}" if call.code else "")
+    answered = f"status {call.status} and code {call.code} are" if call.code else f"status {call.status} is"
     return {
         "text": [
             f"mock-defined: openapi.yaml marks this answer of {call.operation_id} x-mock-defined: the interface "
-            f"leaves it open, and {answered} are the mock's choice, not an agreed part of the interface"
+            f"leaves it open, and {answered} the mock's choice, not an agreed part of the interface"
         ]
     }
 
