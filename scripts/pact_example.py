@@ -6,8 +6,8 @@ tests/api/test_readme.py's to check). Then the step marked
 `<!-- pact-example: export -->` (a `mock-server pact` command) runs against that server, in a folder of its own,
 and the step marked `<!-- pact-example: verify -->` (a Python script: Pact's verifier) runs there against a second,
 fresh server started as the page says (`--scenario empty --seed 2 --clock 2031-05-06T07:08:09Z`). What each
-prints becomes the ```text block that follows it. Where the page writes 127.0.0.1:8000 and 127.0.0.1:8001, the servers' own ports
-are used.
+prints becomes the ```text block that follows it. Where the page writes 127.0.0.1:8000 and 127.0.0.1:8001, the
+servers' own ports are used.
 
 Usage: python scripts/pact_example.py [--check]   (--check writes nothing; exit 1 when the page's outputs are not
 what the example prints now, the verifier's timings aside). tests/e2e/test_pact_page.py runs the check.
