@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.admin import assertions
+from mock_server.admin import assertions, pact
 from mock_server.admin.pact import CLOCK_DATE, CLOCK_INSTANT, merge_pacts
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -138,7 +138,7 @@ def test_a_pact_being_drawn_stalls_no_other_client(specs, monkeypatch, journaled
     the test fails). No timing is measured."""
     app = create_app(Settings(), specs)
     drawing, release = threading.Event(), threading.Event()
-    export = assertions.export_pact
+    export = pact.export_pact
 
     def held_export(*args: Any) -> dict[str, Any]:
         drawing.set()
