@@ -110,7 +110,7 @@ def test_a_state_handler_refusal_fails_the_verification(exported, tmp_path) -> N
     _, document, _ = exported
     broken = copy.deepcopy(document)
     (registration,) = [
-        i for i in broken["interactions"] if i["description"].endswith("account 0003-777777, answered 201")
+        i for i in broken["interactions"] if i["description"] == "a registration of account 0003-777777, answered 201"
     ]
     registration["providerStates"] = [
         {"name": "account 0001-123456 is not registered", "params": {"account_id": "0001-123456"}}
