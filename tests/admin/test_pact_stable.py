@@ -163,3 +163,14 @@ def test_a_pact_being_drawn_stalls_no_other_client(specs, monkeypatch, journaled
             assert len(answer.json()["interactions"]) == 1
 
     asyncio.run(exchange())
+
+
+def test_a_state_the_handler_cannot_set_up_is_a_409_that_the_servers_log_explains(client, caplog) -> None:
+    """Pact's verifier shows a state handler's status only: the reason is in the body and in the server's log."""
+    state = {"state": "account 0001-123456 is not registered", "params": {"account_id": "0001-123456"}}
+    with caplog.at_level("WARNING", logger="mock_server"):
+        refused = client.post("/__mock/pact/states", json={**state, "action": "setup"})
+    assert refused.status_code == 409 and refused.json()["code"] == "provider_state_unreachable"
+    reason = refused.json()["message"]
+    assert "in the scenario 'default'" in reason
+    assert f"provider state 'account 0001-123456 is not registered' (setup) not set up: {reason}" in caplog.text
