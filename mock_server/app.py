@@ -17,8 +17,9 @@ from mock_server.admin import snapshots as snapshot_admin
 from mock_server.api import handlers as public_api
 from mock_server.domain.errors import NotFound
 from mock_server.http.application import MockApp
+from mock_server.http.handling import BodyRules, Handler, ServerContext, SessionUse
 from mock_server.http.outbound import Outbound
-from mock_server.http.pipeline import BodyRules, Handler, OperationRunner, PathEndpoint, ServerContext, SessionUse
+from mock_server.http.pipeline import OperationRunner, PathEndpoint
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
 from mock_server.http.shadow import Shadow
@@ -122,6 +123,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         coverage_of(specs.public),
         ServedSpecs.build(specs),
         shadow_of(settings, specs),
+        public_api.HANDLERS,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(

@@ -108,6 +108,8 @@ OPTIONS = (
     ),
     _Option("pact_consumer", "the consumer's name in the pact (default: the name of pytest's rootdir)"),
     _Option("pact_provider", f"the provider's name in the pact (default {PACT_PROVIDER})"),
+    _Option("pact_amounts", "`exact`: the pact's amounts are literal (default `type`: any number passes)"),
+    _Option("pact_mock_defined", "`omit`: leave out answers openapi.yaml marks x-mock-defined (default `flag`)"),
 )
 TLS_MODES = ("https", "mutual")
 _TRUE = ("1", "true", "yes", "on")
@@ -516,6 +518,8 @@ class _Pacts:
         self.directory = Path(str(_setting(config, "pact")))
         self.consumer = _setting(config, "pact_consumer") or config.rootpath.name
         self.provider = _setting(config, "pact_provider") or PACT_PROVIDER
+        asked = {"amounts": _setting(config, "pact_amounts"), "mock_defined": _setting(config, "pact_mock_defined")}
+        self.options = {name: str(value) for name, value in asked.items() if value}
         self.documents: dict[str, dict[str, Any]] = {}  # consumer -> the run's merged pact so far
         self.written: list[tuple[Any, int]] = []  # (path, interactions), for the terminal summary
 
@@ -524,7 +528,7 @@ class _Pacts:
         from urllib.parse import urlencode
 
         name = consumer or self.consumer
-        query = urlencode({"consumer": name, "provider": self.provider})
+        query = urlencode({"consumer": name, "provider": self.provider, **self.options})
         path = f"/__session/{_segment(mock.name)}/__mock/pact?{query}"
         status, text, _ = run._call("GET", path)
         if status != 200:

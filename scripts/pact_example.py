@@ -5,9 +5,9 @@ serves, through scripts/docs_examples.py's `curl`; its outputs are that script's
 tests/api/test_readme.py's to check). Then the step marked
 `<!-- pact-example: export -->` (a `mock-server pact` command) runs against that server, in a folder of its own,
 and the step marked `<!-- pact-example: verify -->` (a Python script: Pact's verifier) runs there against a second,
-fresh server started as the page says (`--seed 2 --clock 2031-05-06T07:08:09Z`). What each prints becomes the
-```text block that follows it. Where the page writes 127.0.0.1:8000 and 127.0.0.1:8001, the servers' own ports
-are used.
+fresh server started as the page says (`--scenario empty --seed 2 --clock 2031-05-06T07:08:09Z`). What each
+prints becomes the ```text block that follows it. Where the page writes 127.0.0.1:8000 and 127.0.0.1:8001, the
+servers' own ports are used.
 
 Usage: python scripts/pact_example.py [--check]   (--check writes nothing; exit 1 when the page's outputs are not
 what the example prints now, the verifier's timings aside). tests/e2e/test_pact_page.py runs the check.
@@ -30,7 +30,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "pact.md"
 FIRST, SECOND = "http://127.0.0.1:8000", "http://127.0.0.1:8001"
-SECOND_RUN = ("--seed", "2", "--clock", "2031-05-06T07:08:09Z")  # what the page says the second server is
+SECOND_RUN = ("--scenario", "empty", "--seed", "2", "--clock", "2031-05-06T07:08:09Z")  # as the page says
 STEPS = ("export", "verify")
 TIMEOUT = 120
 # The verifier's own timings, which differ on every run: "(1ms loading, 7ms verification)".

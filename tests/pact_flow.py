@@ -3,7 +3,7 @@
 Three lookups (a pending event, a canceled one, and a key no event has: 404 EVC100011), then an account's whole
 life: registered (and once more: 409), a limit raised, a recipient list made (and once more: 409), a recipient
 added (and once more in the bare layout: 409), removed (and once more: 404), the list's limit changed. Thirteen
-calls, thirteen interactions: `FLOW_DESCRIPTIONS` in order.
+calls, thirteen interactions: `flow_descriptions` in the flow's order (a pact sorts them by description).
 """
 
 from __future__ import annotations
@@ -52,12 +52,29 @@ def run_flow(client: Any) -> str:
     return recipient_id
 
 
+def pact_recipient_id(document: dict[str, Any]) -> str:
+    """The id the pact gives the recipient the flow added (a stable one, drawn from the call that added it)."""
+    (added,) = [
+        i
+        for i in document["interactions"]
+        if i["request"]["path"].endswith("/recipient") and i["response"]["status"] == 201
+    ]
+    recipient_id: str = added["response"]["body"]["content"]["recipient_id"]
+    return recipient_id
+
+
+def in_flow_order(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pact's interactions in the order the flow made their calls."""
+    by_description = {i["description"]: i for i in document["interactions"]}
+    return [by_description[d] for d in flow_descriptions(pact_recipient_id(document))]
+
+
 def flow_descriptions(recipient_id: str) -> list[str]:
-    """The interactions' descriptions the flow's pact has, in order."""
+    """The interactions' descriptions the flow's pact has, in the flow's order."""
     on = f"account {ACCOUNT}"
     return [
-        f"a lookup of event {PENDING_EVENT}, answered 200",
-        f"a lookup of event {CANCELED_EVENT}, answered 200",
+        f"a lookup of event {PENDING_EVENT} (pending_conciliation), answered 200",
+        f"a lookup of event {CANCELED_EVENT} (canceled), answered 200",
         f"a lookup of event {UNKNOWN_EVENT}, answered 404 EVC100011",
         f"a registration of {on}, answered 201",
         f"a registration of {on}, answered 409 account_already_registered",

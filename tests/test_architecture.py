@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_package_keeps_its_contracts() -> None:
     result = lint_imports(REPOSITORY)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert "4 kept, 0 broken" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -37,6 +38,8 @@ def test_the_package_keeps_its_contracts() -> None:
         ("api/handlers.py", "from mock_server.admin import handlers", "import one way"),
         ("provider/flows.py", "from mock_server.app import create_app", "import one way"),
         ("http/outbound.py", "from mock_server.provider import flows", "import one way"),
+        ("api/handlers.py", "from mock_server.http import pipeline", "not the road"),
+        ("admin/verify.py", "from mock_server.http.connection import send_json_whole", "not the road"),
         ("domain/limits.py", "import yaml", "pure"),
         ("wire/decoding.py", "import starlette.requests", "know nothing of HTTP"),
     ],
@@ -67,3 +70,69 @@ def test_every_part_says_what_it_owns() -> None:
         docstring = (PACKAGE / part / "__init__.py").read_text().strip()
         assert docstring.startswith('"""') and docstring.endswith('"""') and "\n" not in docstring, part
         assert f"`{part}/`" in architecture, f"ARCHITECTURE.md does not draw {part}/"
+
+
+def _part(module: str) -> str | None:
+    """The part a module of the package belongs to (`porch` for the modules at its root), None for others."""
+    names = module.split(".")
+    if names[0] != "mock_server" or len(names) < 2:
+        return None
+    return names[1] if names[1] in PARTS else "porch"
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The modules a file imports when it runs (not those imported only for mypy, `if TYPE_CHECKING:`)."""
+    for_mypy = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in for_mypy:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def imports_between_parts(package: Path) -> dict[str, set[str]]:
+    """Part -> the other parts it imports, read from the package's files."""
+    graph: dict[str, set[str]] = {}
+    for file in package.rglob("*.py"):
+        source = _part(".".join(("mock_server", *file.relative_to(package).with_suffix("").parts)))
+        assert source is not None
+        for module in _imported(ast.parse(file.read_text(encoding="utf-8"))):
+            target = _part(module)
+            if target is not None and target != source:
+                graph.setdefault(source, set()).add(target)
+    return graph
+
+
+def drawn_imports(architecture: str) -> dict[str, set[str]]:
+    """Part -> the parts its row of ARCHITECTURE.md's drawing says it imports."""
+    drawing = architecture.split("```", 2)[1]
+    rows = re.findall(r"^  (the porch|[a-z]+/) +(.+)$", drawing, flags=re.MULTILINE)
+    return {
+        ("porch" if name == "the porch" else name.rstrip("/")): set(re.findall(r"([a-z]+)/", parts))
+        for name, parts in rows
+        if parts.strip() != "imports"
+    }
+
+
+def test_the_drawing_names_exactly_the_imports_between_parts() -> None:
+    drawn = drawn_imports((REPOSITORY / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert sorted(drawn) == sorted([*PARTS, "porch"])
+    found = imports_between_parts(PACKAGE)
+    for part in drawn:
+        assert found.get(part, set()) == drawn[part], f"{part}: imports {sorted(found.get(part, ()))}"
+
+
+def test_an_import_the_drawing_lacks_is_seen(tmp_path: Path) -> None:
+    shutil.copytree(PACKAGE, tmp_path / "mock_server", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    target = tmp_path / "mock_server" / "api" / "handlers.py"
+    target.write_text(target.read_text() + "\nfrom mock_server.state import store\n")
+    assert "state" in imports_between_parts(tmp_path / "mock_server")["api"]

@@ -3,14 +3,19 @@ contract of the calls with the provider-state handler that verifies it."""
 
 from __future__ import annotations
 
-from mock_server.admin.pact import export_pact
+import logging
+
+from starlette.concurrency import run_in_threadpool
+
+from mock_server.admin.pact import Options, export_pact
 from mock_server.admin.provider_states import change_state
 from mock_server.admin.verify import expectation_from, judge
-from mock_server.domain.errors import InvalidRequest, JournalOff, VerificationFailed
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.domain.errors import InvalidRequest, JournalOff, ProviderStateUnreachable, VerificationFailed
+from mock_server.http.handling import Call, Handler, Reply
 from mock_server.state.coverage import markdown
 
 MARKDOWN = "text/markdown; charset=utf-8"
+log = logging.getLogger("mock_server")
 
 
 def verify(call: Call) -> Reply:
@@ -44,16 +49,17 @@ def clear_coverage(call: Call) -> Reply:
     return Reply(204)
 
 
-def get_pact(call: Call) -> Reply:
+async def get_pact(call: Call) -> Reply:
+    """The session's pact. Its journal is read on the event loop (what the session holds now); the document is
+    drawn in a worker thread, so a big journal stalls no other client."""
     journal = call.session.journal
     if not journal.enabled:
         raise JournalOff("The server keeps no journal (mock-server --journal off): there are no calls to draw from.")
-    pact = export_pact(
-        journal.entries(),
-        call.session.store.base,
-        call.server.specs.public,
-        call.query["consumer"],
-        call.query["provider"],
+    entries, base = journal.entries(), call.session.store.base
+    options = Options(call.query.get("amounts", "type"), call.query.get("mock_defined", "flag"))
+    query = call.query
+    pact = await run_in_threadpool(
+        export_pact, entries, base, call.server, query["consumer"], query["provider"], options
     )
     return Reply(200, pact)
 
@@ -61,7 +67,12 @@ def get_pact(call: Call) -> Reply:
 def change_provider_state(call: Call) -> Reply:
     body = call.body
     action = body.get("action", "setup")
-    change = change_state(call.session, call.server.specs, body["state"], body.get("params", {}), action)
+    try:
+        change = change_state(call.session, call.server.specs, body["state"], body.get("params", {}), action)
+    except ProviderStateUnreachable as refused:
+        # Pact's verifier shows only "Invalid status code: 409", never the answer's body: the server's log says why.
+        log.warning("provider state %r (%s) not set up: %s", body["state"], action, refused.message)
+        raise
     return Reply(200, {"state": body["state"], "action": action, "reset": change.reset})
 
 

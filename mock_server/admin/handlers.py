@@ -26,7 +26,7 @@ from mock_server.domain.errors import Detail, InvalidRequest, JournalOff, LimitN
 from mock_server.domain.events import cross_check_event, to_money
 from mock_server.domain.limits import evaluate
 from mock_server.domain.models import RECIPIENT_LIST_MODE
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply
 from mock_server.spec.served import base_url
 from mock_server.state import conciliation_index
 from mock_server.state.conciliation_index import ConciliationIndex

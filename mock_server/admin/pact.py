@@ -1,7 +1,8 @@
 """A Pact Specification V4 document of what a client really did: GET /__mock/pact, and the pytest plugin's files.
 
-Pure: `export_pact` reads journal entries (the admin spec's JournalEntry shape), the scenario the session started
-from and the public spec, and writes the document. `merge_pacts` joins several into one (a test run's sessions).
+`export_pact` reads journal entries (the admin spec's JournalEntry shape) and the scenario the session started
+from, replays the calls through the public API's handlers on a session of its own, and writes the document; it
+changes nothing the server holds. `merge_pacts` joins several into one (a test run's sessions).
 
 - One interaction per distinct call, in the order first made: calls are the same when they have the operation, the
   status and error code, the request body's shape and the provider states they relied on (by name, values aside).
@@ -9,27 +10,36 @@ from and the public spec, and writes the document. `merge_pacts` joins several i
   matched by format, pattern or type; what the client sent and the answer echoes, status words and codes stay
   literal.
 - Provider states (admin/provider_states.py) as the session stood before each call: the scenario's records and the
-  journaled calls before it, replayed on a store of its own (`Replay`); an event's state is the event as answered.
+  journaled calls before it, replayed on a session of its own (`Replay`); an event's state is the event as
+  answered. Which facts a call relies on, and its description, are its operation's declaration
+  (domain/operations.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, timedelta, timezone
 from typing import Any
 from urllib.parse import unquote
 
 from mock_server.admin import provider_states as states
 from mock_server.domain.clock import parse_instant
-from mock_server.domain.conversions import account_to_scenario, limits_from_json, limits_to_json
+from mock_server.domain.conversions import account_to_scenario, limits_to_json
 from mock_server.domain.documents import canonical_document
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
+from mock_server.domain.operations import Fact, facts_of
+from mock_server.http.handling import Call as HandlerCall
+from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import split_session_path
 from mock_server.spec.openapi import Operation, Spec
+from mock_server.state.ids import IdSource
+from mock_server.state.sessions import Session
 from mock_server.state.store import Store
 
 PACT_VERSION = "4.0"
@@ -85,11 +95,15 @@ def _matcher(**fields: Any) -> Rule:
     return {"combine": "AND", "matchers": [fields]}
 
 
-def _scalar_rule(name: str | None, value: Any, schema: dict[str, Any], echoes: frozenset[str]) -> Rule | None:
+def _scalar_rule(
+    name: str | None, value: Any, schema: dict[str, Any], echoes: frozenset[str], numbers: bool = True
+) -> Rule | None:
     """The rule of one value, or None to compare it literally."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
+        if not numbers:
+            return None
         return _matcher(match="integer") if "integer" in _types(schema) else _matcher(match="number")
     if not isinstance(value, str) or value in echoes:
         return None
@@ -103,9 +117,20 @@ def _scalar_rule(name: str | None, value: Any, schema: dict[str, Any], echoes: f
     return None
 
 
-def rules_for(value: Any, schema: Any, echoes: Iterable[str] = ()) -> dict[str, Rule]:
+def _satisfies(value: Any, rule: Rule) -> bool:
+    """Whether `value` meets its own rule (Pact's regex must match the whole value; an integer is no fraction)."""
+    matcher = rule["matchers"][0]
+    if matcher["match"] == "regex":
+        return isinstance(value, str) and re.fullmatch(matcher["regex"], value) is not None
+    if matcher["match"] == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return True
+
+
+def rules_for(value: Any, schema: Any, echoes: Iterable[str] = (), numbers: bool = True) -> dict[str, Rule]:
     """The body matching rules of `value` under `schema` (an inlined spec schema), by JSONPath: strings in
-    `echoes` (what the client sent) are left literal wherever they appear."""
+    `echoes` (what the client sent) are left literal wherever they appear, and so are numbers unless `numbers`.
+    A rule the value itself breaks (a refused request's date where a date-time belongs) is no rule of it."""
     rules: dict[str, Rule] = {}
     echoed = frozenset(echoes)
 
@@ -126,8 +151,8 @@ def rules_for(value: Any, schema: Any, echoes: Iterable[str] = ()) -> dict[str, 
             for index, item in enumerate(value):
                 walk(item, items, _child_path(path, index), name)
         else:
-            rule = _scalar_rule(name, value, flat, echoed)
-            if rule is not None:
+            rule = _scalar_rule(name, value, flat, echoed, numbers)
+            if rule is not None and _satisfies(value, rule):
                 rules[path] = rule
 
     walk(value, schema, "$", None)
@@ -148,14 +173,32 @@ def _strings(value: Any) -> Iterable[str]:
 # --- the session's records before each call -----------------------------------------------------------------------
 
 
+class _AnsweredIds(IdSource):
+    """The session's ids in a replay: the id the journaled answer showed, so the replayed store holds the same."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "")
+        self.answered: list[str] = []
+
+    def new_uuid(self) -> str:
+        return self.answered.pop() if self.answered else super().new_uuid()
+
+
 class Replay:
     """The provider's accounts as they stood before each call: the session's base (its scenario, or the state it
-    loaded), with every successful journaled call applied in turn on a store of its own, with the ids and instants
-    the journal shows. Changes made through the admin API (a payment, a loaded state) are not calls: an event's
-    state is taken from the answer itself, and an account the replay lost is named without its facts."""
+    loaded), with every successful journaled call answered again in turn, by the public API's own handlers, on a
+    session of its own, with the ids and instants the journal shows. Changes made through the admin API (a payment,
+    a loaded state) are not calls: an event's state is taken from the answer itself, and an account the replay
+    lost is named without its facts."""
 
-    def __init__(self, base: Scenario) -> None:
-        self.store = Store(base)
+    def __init__(self, base: Scenario, server: ServerContext) -> None:
+        self.server = server
+        self.session = Session("pact-replay", base, seed=None, clock_start=None)
+        self.ids = self.session.ids = _AnsweredIds()
+
+    @property
+    def store(self) -> Store:
+        return self.session.store
 
     def account(self, account_id: str) -> dict[str, Any]:
         """The params of 'account X is registered': its registration date, limits and outcomes, as they are."""
@@ -196,34 +239,22 @@ class Replay:
         return params
 
     def apply(self, call: Call) -> None:
-        """Apply a successful call as the mock did; a call the replay cannot follow (the session changed through the
-        admin API meanwhile) is skipped."""
-        if call.status // 100 != 2:
+        """Answer a successful call again as the mock did (its handler, its instant, the id it issued); a call the
+        replay cannot follow (the session changed through the admin API meanwhile) is skipped."""
+        handler = self.server.public_handlers.get(call.operation_id)
+        facts = facts_of(call.operation_id)
+        if call.status // 100 != 2 or handler is None or facts is None:
             return
-        store, body, answer = self.store, call.body, call.answer
+        issued = call.answer.get(facts.issued_id) if facts.issued_id and isinstance(call.answer, dict) else None
+        self.ids.answered = [issued] if isinstance(issued, str) else []
         now = parse_instant(call.received_at)
-        account_id = call.path.get("account_id", "")
+        replayed = HandlerCall(self.server, self.session, dict(call.path), {}, call.body, now)
         try:
-            match call.operation_id:
-                case "registerAccountLimit":
-                    limits = limits_from_json(body["limit"]["pix"])
-                    store.register_account(body["account_id"], body["registration_date"], limits, now)
-                case "createLimitUpdateRequest":
-                    proposal_id = answer["limit_update_request_id"]
-                    store.request_limit_update(account_id, limits_from_json(body["pix"]), now, lambda: proposal_id)
-                case "createRecipientList":
-                    store.create_recipient_list(account_id, limits_from_json(body["limit"]["pix"]), now)
-                case "addRecipient":
-                    recipient_id = answer["recipient_id"]
-                    store.add_recipient(account_id, body["document_number"], now, lambda: recipient_id)
-                case "removeRecipient":
-                    store.remove_recipient(account_id, call.path["recipient_id"])
-                case "createRecipientListLimitUpdateRequest":
-                    proposal_id = answer["limit_update_request_id"]
-                    limits = limits_from_json(body["pix"])
-                    store.request_recipient_list_limit_update(account_id, limits, now, lambda: proposal_id)
+            reply = handler(replayed)
         except (ApiError, KeyError, TypeError, ValueError):
-            pass
+            return
+        if inspect.iscoroutine(reply):  # no public handler awaits; one that did would not be replayed
+            reply.close()
 
 
 # --- the calls -----------------------------------------------------------------------------------------------------
@@ -301,82 +332,120 @@ def _call(entry: Mapping[str, Any], operation: Operation) -> Call | None:
 # --- provider states and descriptions of each call ----------------------------------------------------------------
 
 
-def _account_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
-    """The states of a call on `/limits/account/{account_id}/...`, from its answer and the replay."""
-    account_id = call.path["account_id"]
-    if call.code == "account_not_found":
-        return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
-    if call.status == 400:  # refused before any lookup
-        return []
-    found = [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
-    if call.code == "recipient_list_not_found" or (call.operation_id == "createRecipientList" and call.status == 201):
-        return [*found, states.LIST_ABSENT.state({"account_id": account_id})]
-    if call.operation_id == "createLimitUpdateRequest":
-        return found
-    found.append(states.LIST_EXISTS.state(replay.recipient_list(account_id)))
+@dataclass(frozen=True)
+class _FactStates:
+    """How one fact (domain/operations.Fact) is a provider state: the kinds it is when held and when absent, and
+    the error codes that say which (the absent one ends the facts: nothing further was looked at)."""
+
+    held: Callable[[Call, Replay, dict[str, str]], dict[str, Any] | None]  # None: the answer shows nothing
+    absent: states.StateKind
+    absent_code: str | None  # None: no answer says it is absent
+    held_code: str | None = None  # a creation refused because the fact holds already
+
+
+def _subject(call: Call, fact: Fact) -> dict[str, str] | None:
+    """The values that name the record of `fact` in `call` (path first, then the body); None when it names none."""
     body = call.body if isinstance(call.body, dict) else {}
-    if call.operation_id == "addRecipient":
-        document = body.get("document_number")
-        if not isinstance(document, str):
-            return found
-        if call.code == "recipient_already_in_list":
-            # Named by the document as sent, which may be another layout of the one held (in the params).
-            held = replay.recipient(account_id, None, document)
-            return [*found, states.DOCUMENT_HELD.state(held, document_number=document)]
-        if call.status == 201:
-            return [*found, states.DOCUMENT_ABSENT.state({"account_id": account_id, "document_number": document})]
-    if call.operation_id == "removeRecipient":
-        recipient_id = call.path["recipient_id"]
-        if call.code == "recipient_not_found":
-            return [*found, states.RECIPIENT_ABSENT.state({"account_id": account_id, "recipient_id": recipient_id})]
-        if call.status == 204:
-            return [*found, states.RECIPIENT_HELD.state(replay.recipient(account_id, recipient_id, None))]
+    values = {**{k: v for k, v in body.items() if isinstance(v, str)}, **call.path}
+    names = {
+        Fact.EVENT: ("extraordinary_event_conciliation_key",),
+        Fact.ACCOUNT: ("account_id",),
+        Fact.RECIPIENT_LIST: ("account_id",),
+        Fact.DOCUMENT: ("account_id", "document_number"),
+        Fact.RECIPIENT: ("account_id", "recipient_id"),
+    }[fact]
+    if any(name not in values for name in names):
+        return None
+    found = {name: values[name] for name in names}
+    if fact is Fact.EVENT:
+        return {"key": found.pop("extraordinary_event_conciliation_key")}
     return found
 
 
-def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
-    """The provider states `call` relied on, as the session stood before it."""
-    if call.operation_id == "getExtraordinaryEvent":
-        key = call.path["extraordinary_event_conciliation_key"]
-        if call.status == 200 and isinstance(call.answer, dict):
-            kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
-            if kind is not None:
-                return [kind.state({"key": key, **call.answer})]
-        if call.code == "EVC100011":
-            return [states.EVENT_ABSENT.state({"key": key})]
-        return []
-    if call.operation_id == "registerAccountLimit":
-        account_id = call.body.get("account_id") if isinstance(call.body, dict) else None
-        if not isinstance(account_id, str):
-            return []
-        if call.status == 201:
-            return [states.ACCOUNT_ABSENT.state({"account_id": account_id})]
-        if call.code == "account_already_registered":
-            return [states.ACCOUNT_REGISTERED.state(replay.account(account_id))]
-        return []
-    return _account_states(call, replay)
+def _event_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any] | None:
+    if not isinstance(call.answer, dict):
+        return None
+    kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
+    return kind.state({**subject, **call.answer}) if kind is not None else None
 
 
-DESCRIPTIONS = {
-    "getExtraordinaryEvent": "a lookup of event {extraordinary_event_conciliation_key}",
-    "registerAccountLimit": "a registration of account {account_id}",
-    "createLimitUpdateRequest": "a limit change for account {account_id}",
-    "createRecipientList": "a recipient list for account {account_id}",
-    "addRecipient": "an addition of document {document_number} to the recipient list of account {account_id}",
-    "removeRecipient": "a removal of recipient {recipient_id} from the recipient list of account {account_id}",
-    "createRecipientListLimitUpdateRequest": "a limit change for the recipient list of account {account_id}",
+def _document_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any]:
+    # Named by the document as sent, which may be another layout of the one held (in the params).
+    document = subject["document_number"]
+    held = replay.recipient(subject["account_id"], None, document)
+    return states.DOCUMENT_HELD.state(held, document_number=document)
+
+
+FACT_STATES: Mapping[Fact, _FactStates] = {
+    Fact.EVENT: _FactStates(_event_held, states.EVENT_ABSENT, "EVC100011"),
+    Fact.ACCOUNT: _FactStates(
+        lambda call, replay, subject: states.ACCOUNT_REGISTERED.state(replay.account(subject["account_id"])),
+        states.ACCOUNT_ABSENT,
+        "account_not_found",
+        "account_already_registered",
+    ),
+    Fact.RECIPIENT_LIST: _FactStates(
+        lambda call, replay, subject: states.LIST_EXISTS.state(replay.recipient_list(subject["account_id"])),
+        states.LIST_ABSENT,
+        "recipient_list_not_found",
+        "recipient_list_already_exists",
+    ),
+    Fact.DOCUMENT: _FactStates(_document_held, states.DOCUMENT_ABSENT, None, "recipient_already_in_list"),
+    Fact.RECIPIENT: _FactStates(
+        lambda call, replay, subject: states.RECIPIENT_HELD.state(
+            replay.recipient(subject["account_id"], subject["recipient_id"], None)
+        ),
+        states.RECIPIENT_ABSENT,
+        "recipient_not_found",
+    ),
 }
 
 
+def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
+    """The provider states `call` relied on, as the session stood before it: the facts its operation declares
+    (domain/operations.py), outermost first, each held unless the answer says otherwise. A call refused before
+    any lookup (400) relied on none; a fact found absent, or one the answer says nothing of, ends the list."""
+    facts = facts_of(call.operation_id)
+    if facts is None or call.status == 400:
+        return []
+    found: list[dict[str, Any]] = []
+    succeeded = 200 <= call.status < 300
+    for fact in facts.relies_on:
+        rules, subject = FACT_STATES[fact], _subject(call, fact)
+        if subject is None:
+            break
+        if rules.absent_code is not None and call.code == rules.absent_code:
+            found.append(rules.absent.state(subject))
+            break
+        if fact is facts.creates:  # absent when it succeeded, held when refused for that
+            if succeeded:
+                found.append(rules.absent.state(subject))
+            elif rules.held_code is not None and call.code == rules.held_code:
+                found += [held for held in [rules.held(call, replay, subject)] if held is not None]
+            break
+        if fact is facts.removes and not succeeded:  # held only as far as a removal that succeeded shows
+            break
+        held = rules.held(call, replay, subject)
+        if held is None:  # the answer shows nothing of it (a lookup's answer that is not the event)
+            break
+        found.append(held)
+    return found
+
+
 def describe(call: Call) -> str:
-    """`a registration of account 0001-123456, answered 409 account_already_registered`."""
+    """`a registration of account 0001-123456, answered 409 account_already_registered`: the words the
+    operation's declaration (domain/operations.py) gives, filled from the path and the body."""
     values = dict(call.path)
     if isinstance(call.body, dict):
         values.update({k: v for k, v in call.body.items() if isinstance(v, str)})
+    facts = facts_of(call.operation_id)
     try:
-        what = DESCRIPTIONS[call.operation_id].format(**values)
+        what = facts.description.format(**values) if facts is not None else f"a call of {call.operation_id}"
     except KeyError:  # a body without the field the words name (a refused call)
         what = f"a call of {call.operation_id}"
+    word = facts.described_by if facts is not None else None
+    if word is not None and isinstance(call.answer, dict) and isinstance(call.answer.get(word), str):
+        what = f"{what} ({call.answer[word]})"  # `a lookup of event K (canceled)`
     answered = f"{call.status} {call.code}" if call.code else str(call.status)
     return f"{what}, answered {answered}"
 
@@ -418,7 +487,41 @@ def _json_body(content: Any) -> dict[str, Any]:
     return {"content": content, "contentType": JSON, "encoded": False}
 
 
-def interaction(call: Call, operation: Operation, provider_states: list[dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Options:
+    """What a pact's reader asked for: amounts matched by type (`type`) or literally (`exact`), and the answers
+    openapi.yaml marks `x-mock-defined` flagged in a comment (`flag`) or left out (`omit`)."""
+
+    amounts: str = "type"
+    mock_defined: str = "flag"
+
+
+def mock_defined(spec: Spec, operation: Operation, status: int) -> bool:
+    """Whether openapi.yaml marks the operation's answer of `status` `x-mock-defined` (the interface leaves it
+    open: the mock decided its status, code and body)."""
+    responses = spec.document["paths"][operation.path][operation.method.lower()].get("responses", {})
+    found = responses.get(str(status), {})
+    while isinstance(found, dict) and "$ref" in found:
+        target: Any = spec.document
+        for part in found["$ref"].removeprefix("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        found = target
+    return isinstance(found, dict) and found.get("x-mock-defined") is True
+
+
+def _mock_defined_comment(call: Call) -> dict[str, Any]:
+    answered = f"status {call.status} and code {call.code} are" if call.code else f"status {call.status} is"
+    return {
+        "text": [
+            f"mock-defined: openapi.yaml marks this answer of {call.operation_id} x-mock-defined: the interface "
+            f"leaves it open, and {answered} the mock's choice, not an agreed part of the interface"
+        ]
+    }
+
+
+def interaction(
+    call: Call, operation: Operation, provider_states: list[dict[str, Any]], options: Options, flagged: bool
+) -> dict[str, Any]:
     request: dict[str, Any] = {"method": call.method, "path": call.path_text}
     if call.body is not None:
         request["headers"] = {"Content-Type": [JSON]}
@@ -433,7 +536,8 @@ def interaction(call: Call, operation: Operation, provider_states: list[dict[str
         response["body"] = _json_body(call.answer)
         check = operation.responses.get(str(call.status))
         echoes = [*call.path.values(), *_strings(call.body)]
-        body_rules = rules_for(call.answer, check.schema if check is not None else {}, echoes)
+        schema = check.schema if check is not None else {}
+        body_rules = rules_for(call.answer, schema, echoes, numbers=options.amounts != "exact")
         matching: dict[str, Any] = {"header": {"Content-Type": _matcher(match="regex", regex=JSON_MEDIA_TYPE_REGEX)}}
         if body_rules:
             matching = {"body": body_rules, **matching}
@@ -444,90 +548,266 @@ def interaction(call: Call, operation: Operation, provider_states: list[dict[str
         "description": describe(call),
         "pending": False,
     }
+    if flagged:
+        found["comments"] = _mock_defined_comment(call)
     if provider_states:
         found["providerStates"] = provider_states
     return {**found, "request": request, "response": response}
 
 
-@dataclass
-class _Interactions:
-    """Interactions by key, in the order first added; descriptions kept unique."""
+# --- one document, the same for the same calls ----------------------------------------------------------------------
 
-    by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
-    descriptions: set[str] = field(default_factory=set)
+# The examples of values the provider takes from its clock (matched by format in the pact): fixed, so a pact does
+# not change with the day it was drawn on.
+CLOCK_DATE = "2026-01-01"
+CLOCK_INSTANT = "2026-01-01T00:00:00.000-03:00"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_NUMBERED = re.compile(r" \((\d+)\)$")
+_GIVEN = re.compile(r" \(given [^()]*\)(?=, answered |$)")
 
-    def add(self, found: Mapping[str, Any]) -> None:
-        if found["key"] in self.by_key:
+
+class _Stable:
+    """A session's calls with what the provider made up replaced by stable examples: each id it issued by an id
+    drawn from the call that issued it (the same call, the same id, wherever it reappears: a later path, a provider
+    state, a description), each instant it generated and each date of its clock by a fixed example."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+        self.issued: dict[str, int] = {}  # how often the same call issued an id so far
+
+    def issue(self, call: Call) -> None:
+        facts = facts_of(call.operation_id)
+        if facts is None or facts.issued_id is None or not isinstance(call.answer, dict) or call.status // 100 != 2:
             return
-        added = dict(found)
-        description, number = added["description"], 1
-        while added["description"] in self.descriptions:
-            number += 1
-            added["description"] = f"{description} ({number})"
-        self.descriptions.add(added["description"])
-        self.by_key[added["key"]] = added
+        original = call.answer.get(facts.issued_id)
+        if not isinstance(original, str) or original in self.ids:
+            return
+        basis = json.dumps([call.operation_id, self.text(call.path_text), call.body], sort_keys=True, default=str)
+        count = self.issued[basis] = self.issued.get(basis, 0) + 1
+        bits = int(hashlib.sha256(f"{basis}#{count}".encode()).hexdigest()[:32], 16)
+        digits = "%032x" % ((bits & ~((0xF000 << 64) | (0xC000 << 48))) | (0x4000 << 64) | (0x8000 << 48))
+        self.ids[original] = f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+    def text(self, value: str) -> str:
+        if not self.ids or _UUID.search(value) is None:
+            return value
+        return _UUID.sub(lambda found: self.ids.get(found.group(0), found.group(0)), value)
+
+    def value(self, value: Any, clock: frozenset[str] = frozenset()) -> Any:
+        """`value` with issued ids replaced, and (in what the provider answered) the dates in `clock` too."""
+        if isinstance(value, str):
+            return CLOCK_DATE if value in clock else self.text(value)
+        if isinstance(value, dict):
+            return {key: self.value(item, clock) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item, clock) for item in value]
+        return value
+
+    def order(self, call: Call, states: list[dict[str, Any]]) -> str:
+        """`_order` of the call as `call()` would make it, worked out on its text: cheaper than making it, for
+        every call of a journal (only the ones kept are made)."""
+        answer = _instants_fixed(call, call.answer)
+        text = self.text(
+            _order(
+                {"method": call.method, "path": call.path_text, "body": {"content": call.body}},
+                {"status": call.status, "body": {"content": answer}},
+                states,
+            )
+        )
+        for date in _clock_dates(call.received_at):
+            text = text.replace(f'"{date}"', f'"{CLOCK_DATE}"')
+        return text
+
+    def call(self, call: Call, states: list[dict[str, Any]]) -> tuple[Call, list[dict[str, Any]]]:
+        clock = _clock_dates(call.received_at)
+        answer = _instants_fixed(call, self.value(call.answer, clock))
+        stable = replace(
+            call,
+            path_text=self.text(call.path_text),
+            path={name: self.text(value) for name, value in call.path.items()},
+            body=self.value(call.body),
+            answer=answer,
+        )
+        held = [{**state, "name": self.text(state["name"]), **_params(self.value(state, clock))} for state in states]
+        return stable, held
+
+
+def _instants_fixed(call: Call, answer: Any) -> Any:
+    """The answer with the instants its operation generates (`event_date`) replaced by a fixed example."""
+    facts = facts_of(call.operation_id)
+    if not isinstance(answer, dict) or facts is None:
+        return answer
+    fixed = dict(answer)
+    for pointer in facts.generated:
+        name = pointer[1:]
+        if isinstance(fixed.get(name), str) and re.match(DATE_TIME_REGEX, fixed[name]):
+            fixed[name] = CLOCK_INSTANT
+    return fixed
+
+
+def _params(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {"params": state["params"]} if "params" in state else {}
+
+
+def _clock_dates(received_at: str) -> frozenset[str]:
+    """The dates a clock reading at `received_at` may have written (at its own offset, at -03:00, in UTC)."""
+    try:
+        instant = parse_instant(received_at)
+    except (TypeError, ValueError):
+        return frozenset()
+    zones = (instant.tzinfo, timezone(timedelta(hours=-3)), UTC)
+    return frozenset(instant.astimezone(zone).date().isoformat() for zone in zones)
+
+
+def _order(request: Mapping[str, Any], response: Mapping[str, Any], states: Any) -> str:
+    """Which of two interactions of one key a pact keeps (the least): a total order on what they hold."""
+    return json.dumps(
+        [
+            request.get("method"),
+            request.get("path"),
+            request.get("body", {}).get("content"),
+            response.get("status"),
+            response.get("body", {}).get("content"),
+            states or [],
+        ],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _order_of(found: Mapping[str, Any]) -> str:
+    return _order(found["request"], found["response"], found.get("providerStates"))
+
+
+def _finished(interactions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The interactions sorted by description, each description unique: two alike say the states each was given,
+    and only when that still leaves two alike are they numbered (in their order)."""
+    items = [dict(found) for found in interactions]
+    for found in items:
+        found["description"] = _GIVEN.sub("", _NUMBERED.sub("", found["description"]))
+    for group in _alike(items):
+        given = [_given(found) for found in group]
+        if len(set(given)) > 1:  # the states tell them apart (else only a number does)
+            for found, description in zip(group, given, strict=True):
+                found["description"] = description
+    for group in _alike(items):
+        for number, found in enumerate(sorted(group, key=_order_of)[1:], start=2):
+            found["description"] += f" ({number})"
+    return sorted(items, key=lambda found: (found["description"], _order_of(found)))
+
+
+def _given(found: Mapping[str, Any]) -> str:
+    given = "; ".join(state["name"] for state in found.get("providerStates", [])) or "no state"
+    what, answered, rest = found["description"].rpartition(", answered ")
+    return f"{what} (given {given}){answered}{rest}" if answered else f"{rest} (given {given})"
+
+
+def _alike(items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for found in items:
+        groups.setdefault(found["description"], []).append(found)
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def _document(
-    consumer: str, provider: str, interactions: Iterable[dict[str, Any]], calls: int, left_out: list[dict[str, Any]]
+    consumer: str, provider: str, interactions: Iterable[dict[str, Any]], calls: int, left_out: Iterable[dict[str, Any]]
 ) -> dict[str, Any]:
+    unique = {json.dumps(item, sort_keys=True): item for item in left_out}
     return {
         "consumer": {"name": consumer},
         "provider": {"name": provider},
-        "interactions": list(interactions),
+        "interactions": _finished(interactions),
         "metadata": {
             "pactSpecification": {"version": PACT_VERSION},
-            "mockServer": {"calls": calls, "leftOut": left_out},
+            "mockServer": {"calls": calls, "leftOut": [unique[key] for key in sorted(unique)]},
         },
     }
 
 
+@dataclass
+class _Candidate:
+    order: str
+    call: Call
+    operation: Operation
+    states: list[dict[str, Any]]
+    flagged: bool
+
+
+def _without_session(path: str) -> str:
+    in_session = split_session_path(path)
+    return in_session[1] if in_session is not None else path
+
+
 def export_pact(
-    entries: Sequence[Mapping[str, Any]], base: Scenario, spec: Spec, consumer: str, provider: str
+    entries: Sequence[Mapping[str, Any]],
+    base: Scenario,
+    server: ServerContext,
+    consumer: str,
+    provider: str,
+    options: Options | None = None,
 ) -> dict[str, Any]:
     """The Pact V4 document of `entries` (a session's journal, oldest first) on a session that started from
-    `base`, for the operations of `spec` (the public one)."""
-    operations = spec.operations
-    replay = Replay(base)
-    kept = _Interactions()
+    `base`, for the operations of the server's public spec, replayed through its public handlers. The same calls
+    make the same bytes: interactions sorted by description, one kept per key (the least), what the provider
+    made up replaced by stable examples, no session named. Rules are drawn for the interactions kept only."""
+    options = options or Options()
+    spec = server.specs.public
+    replay = Replay(base, server)
+    stable = _Stable()
+    best: dict[str, _Candidate] = {}
     left_out: list[dict[str, Any]] = []
+
+    def leave_out(entry: Mapping[str, Any], reason: str) -> None:
+        path = _without_session(entry["path"])
+        left_out.append(
+            {"method": entry["method"], "path": stable.text(path), "status": entry["status"]} | {"reason": reason}
+        )
+
     for entry in entries:
-        operation = operations.get(entry["operation_id"])
+        operation = spec.operations.get(entry["operation_id"])
         reason = _left_out(entry, operation)
         call = _call(entry, operation) if operation is not None and reason is None else None
-        if call is None:
-            left_out.append(
-                {
-                    "method": entry["method"],
-                    "path": entry["path"],
-                    "status": entry["status"],
-                    "reason": reason or "a path the operation does not have",
-                }
-            )
+        if call is None or operation is None:
+            leave_out(entry, reason or "a path the operation does not have")
             continue
-        assert operation is not None
         found = provider_states(call, replay)
-        kept.add(interaction(call, operation, found))
         replay.apply(call)
-    return _document(consumer, provider, kept.by_key.values(), len(entries), left_out)
+        stable.issue(call)
+        flagged = mock_defined(spec, operation, call.status)
+        if flagged and options.mock_defined == "omit":
+            leave_out(entry, "an answer openapi.yaml marks x-mock-defined (mock_defined=omit)")
+            continue
+        key = identity(call, found)  # the provider's own values aside: the same before and after `stable`
+        order = stable.order(call, found)
+        if key not in best or order < best[key].order:
+            best[key] = _Candidate(order, call, operation, found, flagged)
+    kept = []
+    for candidate in best.values():  # rules, and the stable examples, for the interactions kept only
+        call, found = stable.call(candidate.call, candidate.states)
+        kept.append(interaction(call, candidate.operation, found, options, candidate.flagged))
+    return _document(consumer, provider, kept, len(entries), left_out)
 
 
 def merge_pacts(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One document of several of one consumer and provider (a run's sessions): their interactions in order, each
-    distinct one once (by `key`), descriptions kept unique; the calls read add up, the left-out ones are listed."""
+    """One document of several of one consumer and provider (a run's sessions, in any order: the result is the
+    same): each distinct interaction once (by `key`, the least kept), descriptions unique and sorted; the calls
+    read add up, the left-out ones are listed once each."""
     if not documents:
         raise ValueError("no pact to merge")
-    kept = _Interactions()
+    best: dict[str, tuple[str, Mapping[str, Any]]] = {}
     left_out: list[dict[str, Any]] = []
     calls = 0
     for document in documents:
         for found in document["interactions"]:
-            kept.add(found)
+            order = _order_of(found)
+            if found["key"] not in best or order < best[found["key"]][0]:
+                best[found["key"]] = (order, found)
         server = document.get("metadata", {}).get("mockServer", {})
         calls += server.get("calls", 0)
-        left_out += [item for item in server.get("leftOut", []) if item not in left_out]
+        left_out += server.get("leftOut", [])
     first = documents[0]
-    return _document(first["consumer"]["name"], first["provider"]["name"], kept.by_key.values(), calls, left_out)
+    kept = [dict(found) for _, found in best.values()]
+    return _document(first["consumer"]["name"], first["provider"]["name"], kept, calls, left_out)
 
 
 def pact_file_name(consumer: str, provider: str) -> str:

@@ -8,7 +8,7 @@ from mock_server.domain.clock import local_date, timestamp
 from mock_server.domain.errors import ClockNotFrozen, Detail, InvalidRequest
 from mock_server.domain.events import cancel, pay
 from mock_server.domain.models import ScheduledTransition
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply
 from mock_server.state.schedules import plan_from_json, plan_problems
 from mock_server.state.sessions import Session
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mock_server.domain.errors import SessionAlreadyExists, SessionEvicted, SessionNotFound
-from mock_server.http.pipeline import Call, Handler, Reply, SessionUse
+from mock_server.http.handling import Call, Handler, Reply, SessionUse
 from mock_server.state.sessions import Session, Sessions, evicted_message, wall_time
 
 

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from mock_server.domain.models import Scenario
-from mock_server.http.pipeline import BodyRules, Call, Handler, Reply
+from mock_server.http.handling import BodyRules, Call, Handler, Reply
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.scenarios.state_body import ScenarioBody, judge_off_the_loop
 from mock_server.spec.openapi import Specs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mock_server.domain.conversions import limits_from_json, proposal_to_public, recipient_to_public
 from mock_server.domain.errors import EventNotFound, EventNotFoundPublic
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply
 
 
 def get_extraordinary_event(call: Call) -> Reply:

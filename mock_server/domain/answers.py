@@ -8,22 +8,13 @@ mock's: both by these rules, so a difference means the same thing in both.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-# Fields whose value the server makes up (ids, creation instants): only their type is fixed by the interface.
-GENERATED_FIELDS: Mapping[str, frozenset[str]] = {
-    "registerAccountLimit": frozenset({"/event_date"}),
-    "createLimitUpdateRequest": frozenset({"/limit_update_request_id", "/event_date"}),
-    "createRecipientList": frozenset({"/event_date"}),
-    "addRecipient": frozenset({"/recipient_id", "/event_date"}),
-    "createRecipientListLimitUpdateRequest": frozenset({"/limit_update_request_id", "/event_date"}),
-}
-# Ids a later call of the interface names (a recipient is removed by the id its addition answered): what either
-# side generated is mapped to the other's, so that the later call compares.
-LATER_USED_IDS: Mapping[str, str] = {"addRecipient": "recipient_id"}
+from mock_server.domain.operations import NAMED_LATER, facts_of
+
 # An error's prose is the server's own: only its `code` is fixed (and `details` say where, in the server's words).
 ERROR_PROSE = frozenset({"/message", "/details"})
 NO_ANSWER = "no answer"
@@ -99,7 +90,10 @@ class Rules:
 
 
 def rules_for(operation_id: str, noise: Noise | None = None) -> Rules:
-    return Rules(GENERATED_FIELDS.get(operation_id, frozenset()), noise or Noise())
+    """How answers of `operation_id` compare: the fields its declaration (domain/operations.py) says the server
+    makes up by type, `noise` not at all."""
+    facts = facts_of(operation_id)
+    return Rules(facts.generated if facts is not None else frozenset(), noise or Noise())
 
 
 def shown(value: Any) -> str:
@@ -186,9 +180,13 @@ def differences(
 
 
 def generated_id(operation_id: str, answer: Answer) -> str | None:
-    """The id a later call will name, from a successful answer of `operation_id` (a recipient's id), or None."""
-    name = LATER_USED_IDS.get(operation_id)
-    if name is None or answer.status is None or not 200 <= answer.status < 300 or not isinstance(answer.body, dict):
+    """The id a later call will name, from a successful answer of `operation_id` (a recipient's id), or None: the
+    id the operation issues, when some operation's path names it (domain/operations.py)."""
+    facts = facts_of(operation_id)
+    name = facts.issued_id if facts is not None else None
+    if name is None or name not in NAMED_LATER or not isinstance(answer.body, dict):
+        return None
+    if answer.status is None or not 200 <= answer.status < 300:
         return None
     value = answer.body.get(name)
     return value if isinstance(value, str) else None

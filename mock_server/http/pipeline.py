@@ -3,19 +3,19 @@
     authorize (admin: the cross-origin rules, the token) -> open the session -> injected fault? -> read the body
     -> validate against the spec -> the handler -> respond (check against the spec, render, journal)
 
-Handlers see only a validated `Call` and answer a `Reply`; everything HTTP stays here.
+Handlers see only a validated `Call` and answer a `Reply` (the contract: http/handling.py); everything HTTP stays
+here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -38,113 +38,24 @@ from mock_server.domain.errors import (
 from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
+from mock_server.http.handling import BodyRules, Call, Handler, Reply, ServerContext, SessionUse
 from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
 from mock_server.http.tls import client_certificate
-from mock_server.spec.openapi import Operation, SchemaCheck
-from mock_server.state.coverage import Coverage
+from mock_server.spec.openapi import Operation
 from mock_server.state.divergences import Divergence
 from mock_server.state.faults import NO_BODY, FaultKind
-from mock_server.state.sessions import DEFAULT_SESSION, Session, Sessions
+from mock_server.state.sessions import DEFAULT_SESSION, Session
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
-
-if TYPE_CHECKING:
-    from mock_server.settings import Settings
-    from mock_server.spec.openapi import Specs
-    from mock_server.spec.served import ServedSpecs
 
 log = logging.getLogger("mock_server")
 # Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
 NO_CONTENT = frozenset({204, 205, 304})
 URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
-
-
-@dataclass(frozen=True)
-class ServerContext:
-    """What every request shares: the specs, the settings and the sessions (the one owner of state)."""
-
-    specs: Specs
-    settings: Settings
-    sessions: Sessions
-    session_check: SchemaCheck  # the admin spec's SessionName, for the X-Mock-Session header
-    coverage: Coverage  # server-wide: what the public API answered, across sessions
-    served: ServedSpecs  # the documents as handed out (admin bundled, `servers` per request)
-    shadow: Shadow | None = None  # shadow mode: public calls answered by a real backend, compared with the mock's
-
-
-@dataclass(slots=True)
-class Call:
-    """A validated request, as a handler sees it."""
-
-    server: ServerContext
-    opened: Session | None  # None for the operations that act on no session (SessionUse.NONE)
-    path: dict[str, str]
-    query: dict[str, str]
-    body: Any  # the validated JSON body; None when the operation takes none or none was sent
-    now: datetime  # the session clock's reading when the request arrived
-    scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
-    session_name: str = DEFAULT_SESSION  # the session the request names, opened or not
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """The request's headers by lower-case name (content negotiation), decoded when a handler asks."""
-        return header_values(self.scope.get("headers", ()))
-
-    @property
-    def session(self) -> Session:
-        """The calling session; only operations that open one may ask."""
-        assert self.opened is not None, "this operation opens no session"
-        return self.opened
-
-
-@dataclass(slots=True)
-class Reply:
-    status: int
-    body: Any = None  # JSON value; None: no body (unless `encoded`)
-    headers: Mapping[str, str] | None = None  # None: none (no mapping made per answer for the many with none)
-    text: str | bytes | None = None  # a non-JSON body (YAML; a shadowed backend's bytes), sent with `media_type`
-    media_type: str | None = None
-    off_spec: bool = False  # an injected fault: deliberately off-spec, never judged by --validate-responses
-    dropped: bool = False  # an injected reset: no answer at all, the connection is dropped
-    injected: bool = False  # a fault answered in the mock's place (journaled so: no contract is drawn from it)
-    encoded: bytes | None = None  # the JSON body already encoded (an answer kept per version): sent as it is
-
-    @property
-    def value(self) -> Any:
-        """The JSON body as a value, whichever way the reply holds it."""
-        return json.loads(self.encoded) if self.encoded is not None else self.body
-
-    @classmethod
-    def error(cls, error: ApiError) -> Reply:
-        return cls(error.status, error.body(), error.headers)
-
-
-# A handler answers at once, or (for work too slow for the event loop, such as the YAML export) awaits it.
-Handler = Callable[[Call], Reply | Awaitable[Reply]]
-
-
-@dataclass(frozen=True, slots=True)
-class BodyRules:
-    """How an operation reads its body and finds every problem of it, when not as JSON against its own schema
-    (the state document: a scenario file's reader and checks, scenarios/state_body.py). `judge` takes the raw body and
-    its Content-Type and answers the value read and its problems (listed beside the parameters'), or raises the
-    contract's error for a body it cannot read; it is awaited, so slow judging can leave the event loop."""
-
-    judge: Callable[[bytes, str | None], Awaitable[tuple[Any, list[Detail]]]]
-    # The most bytes the body may have in the session, and the 413's message (None: MAX_BODY_BYTES, as any body).
-    max_bytes: Callable[[Session], tuple[int, str]] | None = None
-
-
-class SessionUse(enum.Enum):
-    """What an operation does with the session the request names."""
-
-    OPEN = "open"  # opens it, made on first use; an evicted explicit session answers 410
-    CREATE = "create"  # opens it as an explicit session (a reset): made or brought back on purpose
-    NONE = "none"  # never opens one (health, the session registry, spec downloads): Call.opened is None
 
 
 @dataclass(slots=True)

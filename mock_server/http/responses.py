@@ -1,4 +1,5 @@
-"""The one place answers are rendered: JSON bodies, and contract errors as `{"code", "message", "details"}`."""
+"""JSON answers as Starlette responses, and the one place a contract error becomes `{"code", "message", "details"}`
+(other answers: a text or YAML reply and an injected fault's are made by the pipeline and http/fault_replies)."""
 
 from __future__ import annotations
 

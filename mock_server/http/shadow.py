@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mock_server.domain.answers import Answer, generated_id
+from mock_server.domain.operations import NAMED_LATER
 from mock_server.http.outbound import (
     Outbound,
     answer_differences,
@@ -20,8 +21,9 @@ from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import decode_json_text
 from mock_server.wire.encoding import encode_json
 
-# Path parameters that name an id the backend generated (a recipient's): read as the mock's own id.
-MAPPED_PATH_PARAMETERS = ("recipient_id",)
+# Path parameters that name an id the backend generated (a recipient's): read as the mock's own id. Declared with
+# the operations that name them (domain/operations.py).
+MAPPED_PATH_PARAMETERS = tuple(sorted(NAMED_LATER))
 # The backend's response headers the client gets besides its body and Content-Type.
 PASSED_HEADERS = ("location", "allow", "retry-after", "www-authenticate", "cache-control")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -9,10 +10,13 @@ import pytest
 from mock_server.admin.pact import (
     DATE_TIME_REGEX,
     UUID_REGEX,
+    export_pact,
     merge_pacts,
     pact_file_name,
     rules_for,
 )
+from mock_server.api.handlers import HANDLERS
+from mock_server.domain.models import Scenario
 
 MONEY = {"type": "number", "minimum": 0}
 
@@ -87,7 +91,7 @@ def document(*interactions: dict[str, Any], calls: int = 1, left_out: list[Any] 
     }
 
 
-def test_merging_a_runs_documents_keeps_each_interaction_once_in_order() -> None:
+def test_merging_a_runs_documents_keeps_each_interaction_once_sorted_whatever_their_order() -> None:
     skipped = {"method": "GET", "path": "/x", "status": 503, "reason": "a server error"}
     merged = merge_pacts(
         [
@@ -97,8 +101,8 @@ def test_merging_a_runs_documents_keeps_each_interaction_once_in_order() -> None
     )
     assert [(i["key"], i["description"]) for i in merged["interactions"]] == [
         ("a", "one"),
-        ("b", "two"),
         ("c", "one (2)"),
+        ("b", "two"),
     ]
     assert merged["metadata"] == {
         "pactSpecification": {"version": "4.0"},
@@ -118,3 +122,56 @@ def test_merging_nothing_is_an_error() -> None:
 )
 def test_the_file_is_named_as_pact_tools_name_it(consumer, provider, name) -> None:
     assert pact_file_name(consumer, provider) == name
+
+
+def test_the_replay_answers_journaled_calls_through_the_public_apis_handlers(specs) -> None:
+    """The states a pact names come from the calls answered again by api/handlers.HANDLERS (the server's own), with
+    the instant and the id the journal shows: a handler that answers differently changes the states."""
+    account: dict[str, Any] = {"account_id": "0007-000001", "registration_date": "2026-11-21T10:00:00-03:00"}
+    account["limit"] = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 500000}]}}
+    recipient_id = "0f0f0f0f-0000-4000-8000-000000000001"
+
+    def entry(operation_id: str, path: str, status: int, body: Any, answer: Any) -> dict[str, Any]:
+        return {
+            "operation_id": operation_id,
+            "method": "POST" if body is not None else "DELETE",
+            "path": path,
+            "status": status,
+            "request_body": body,
+            "response_body": answer,
+            "received_at": "2026-11-21T10:00:00-03:00",
+        }
+
+    on = "/limits/account/0007-000001/recipient_list"
+    listed = {"limit": {"pix": {"transaction": [{"start_time": "06:00:00-03:00", "amount": 1000}]}}}
+    entries = [
+        entry("registerAccountLimit", "/limits/account", 201, account, {"account_id": "0007-000001"}),
+        entry("createRecipientList", on, 201, listed, {"event_date": "2026-11-21T10:00:00.000-03:00"}),
+        entry(
+            "addRecipient", on + "/recipient", 201, {"document_number": "52998224725"}, {"recipient_id": recipient_id}
+        ),
+        entry("removeRecipient", f"{on}/recipient/{recipient_id}", 204, None, None),
+    ]
+    answered: list[str] = []
+
+    def spying(name: str) -> Any:
+        def handler(call: Any) -> Any:
+            answered.append(name)
+            return HANDLERS[name](call)
+
+        return handler
+
+    server = SimpleNamespace(specs=specs, public_handlers={name: spying(name) for name in HANDLERS})
+    document = export_pact(entries, Scenario("empty", ""), server, "c", "p")  # type: ignore[arg-type]
+    assert answered == ["registerAccountLimit", "createRecipientList", "addRecipient", "removeRecipient"]
+    (removal,) = [i for i in document["interactions"] if i["request"]["method"] == "DELETE"]
+    held = removal["providerStates"][-1]
+    stable_id = removal["request"]["path"].rsplit("/", 1)[1]  # the pact's own id for the recipient, not the run's
+    assert stable_id != recipient_id
+    assert held["params"] == {"account_id": "0007-000001", "recipient_id": stable_id, "document_number": "52998224725"}
+    assert removal["providerStates"][0]["params"]["registration_date"] == account["registration_date"]
+
+    server.public_handlers = {}  # no handler: nothing is replayed, so no state holds the recipient's document
+    bare = export_pact(entries, Scenario("empty", ""), server, "c", "p")  # type: ignore[arg-type]
+    (removal,) = [i for i in bare["interactions"] if i["request"]["method"] == "DELETE"]
+    assert "document_number" not in removal["providerStates"][-1]["params"]

@@ -15,7 +15,7 @@ import pytest
 
 from tests import planted_defects
 from tests.live_server import LiveServer, live_server, run_command
-from tests.pact_flow import CONSUMER, PROVIDER, flow_descriptions, run_flow
+from tests.pact_flow import CONSUMER, PROVIDER, flow_descriptions, pact_recipient_id, run_flow
 
 pact = pytest.importorskip("pact", reason="the [pact] extra (pact-python) is not installed")
 
@@ -33,10 +33,11 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any], str]]:
     """The pact of the flow, as a file; its document; the recipient id the flow's run generated."""
     with live_server(*EXPORTED_BY) as server, server.client() as client:
-        recipient_id = run_flow(client)
+        run_flow(client)
         response = client.get("/__mock/pact", params={"consumer": CONSUMER, "provider": PROVIDER})
     assert response.status_code == 200, response.text
     document: dict[str, Any] = response.json()
+    recipient_id = pact_recipient_id(document)
     path = tmp_path_factory.mktemp("pacts") / f"{CONSUMER}-{PROVIDER}.json"
     path.write_text(json.dumps(document, indent=2))
     yield path, document, recipient_id
@@ -71,7 +72,7 @@ def other_run() -> Iterator[LiveServer]:
 def test_the_flows_pact_verifies_against_a_fresh_mock_of_another_run(exported, other_run) -> None:
     path, document, recipient_id = exported
     assert document["metadata"]["pactSpecification"]["version"].startswith("4.")
-    assert [i["description"] for i in document["interactions"]] == flow_descriptions(recipient_id)
+    assert [i["description"] for i in document["interactions"]] == sorted(flow_descriptions(recipient_id))
     verified, output = verify(other_run.url, path)
     assert verified, output
     for description in flow_descriptions(recipient_id):
@@ -108,7 +109,9 @@ def test_a_state_handler_refusal_fails_the_verification(exported, tmp_path) -> N
     """A provider that cannot be put in a state fails: a pact naming an account of the scenario as unregistered."""
     _, document, _ = exported
     broken = copy.deepcopy(document)
-    registration = broken["interactions"][3]
+    (registration,) = [
+        i for i in broken["interactions"] if i["description"] == "a registration of account 0003-777777, answered 201"
+    ]
     registration["providerStates"] = [
         {"name": "account 0001-123456 is not registered", "params": {"account_id": "0001-123456"}}
     ]
@@ -161,12 +164,33 @@ def test_the_pact_fails_against_a_planted_behaviour_defect(exported, name) -> No
     assert "Failures:" in output
 
 
+def test_amounts_asked_exact_fail_a_provider_answering_them_in_cents(tmp_path) -> None:
+    """By default an amount is matched by type, so a provider answering 150000 for 1500.00 passes; the pact with
+    `amounts=exact` holds the amounts literally, and the same provider fails it."""
+    with live_server(*EXPORTED_BY) as server, server.client() as client:
+        assert client.get("/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11").is_success
+        pacts = {}
+        for amounts in ("type", "exact"):
+            query = {"consumer": CONSUMER, "provider": PROVIDER, "amounts": amounts}
+            pacts[amounts] = tmp_path / f"{amounts}.json"
+            pacts[amounts].write_text(client.get("/__mock/pact", params=query).text)
+    cents = next(d for d in planted_defects.DEFECTS if d.name == "event-amounts-in-cents")
+    with planted_defects.serve(planted_defects.defective(cents)) as url:
+        by_type, by_type_output = verify(url, pacts["type"])
+        exact, exact_output = verify(url, pacts["exact"])
+    assert by_type, by_type_output
+    assert not exact, exact_output
+    assert "total_expected_amount" in exact_output
+    with planted_defects.serve(planted_defects.clean_twin()) as url:
+        assert verify(url, pacts["exact"])[0]  # the control: a provider answering reais passes the exact pact
+
+
 # --- mock-server pact: the same document fetched from a running server ------------------------------------------
 
 
 def test_the_cli_writes_the_sessions_pact_into_a_directory(tmp_path) -> None:
     with live_server(*EXPORTED_BY) as server, server.client(headers={"X-Mock-Session": "job-7"}) as client:
-        recipient_id = run_flow(client)
+        run_flow(client)
         served = client.get("/__mock/pact", params={"consumer": CONSUMER, "provider": PROVIDER}).json()
         argv = ["pact", "--url", server.url, "--consumer", CONSUMER, "--provider", PROVIDER, "--session", "job-7"]
         done = run_command(*argv, "-o", str(tmp_path))
@@ -175,7 +199,7 @@ def test_the_cli_writes_the_sessions_pact_into_a_directory(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"wrote {written}: 13 interactions between {CONSUMER} and {PROVIDER} (Pact 4.0)\n"
     assert json.loads(written.read_text()) == served
-    assert [i["description"] for i in served["interactions"]] == flow_descriptions(recipient_id)
+    assert [i["description"] for i in served["interactions"]] == sorted(flow_descriptions(pact_recipient_id(served)))
     assert refused.returncode == 1 and refused.stdout == ""
     assert "answered 400" in refused.stderr and "X-Mock-Session" in refused.stderr
 

@@ -95,9 +95,9 @@ def check_the_runs_pacts(directory: Path, consumer: str = "ci-consumer", provide
     )
     lookups = read(directory / f"{consumer}-{provider}.json")
     assert (lookups["consumer"], lookups["provider"]) == ({"name": consumer}, {"name": provider})
-    assert [i["description"] for i in lookups["interactions"]] == [
-        f"a lookup of event {PENDING}, answered 200",
+    assert [i["description"] for i in lookups["interactions"]] == [  # sorted
         f"a lookup of event {UNKNOWN}, answered 404 EVC100011",
+        f"a lookup of event {PENDING} (pending_conciliation), answered 200",
     ]
     assert PAID not in json.dumps(lookups)  # the failed test's call
     assert lookups["metadata"]["mockServer"]["calls"] == 9  # the passed tests' calls, each journaled once
@@ -140,6 +140,63 @@ def test_the_runs_pact_from_an_external_server_with_the_ini_twins(project, serve
     result = project.runpytest_subprocess("--mock-server-url", server.url, "-n", "2")
     result.assert_outcomes(passed=11, failed=1)
     check_the_runs_pacts(project.path / "contracts", consumer="web", provider="bank")
+
+
+# Turned on by the determinism test: the run's tests in the opposite order.
+REVERSED = """
+import os
+
+def pytest_collection_modifyitems(items):
+    if os.environ.get("REVERSE_TESTS"):
+        items.reverse()
+"""
+# A flow whose pact holds what the provider made up: ids reused in a later path and state, instants, the date of a
+# payment taken from the real clock.
+FLOW = """
+import httpx
+
+ACCOUNT = "0003-888888"
+
+def test_recipients(pix_mock):
+    account = {
+        "account_id": ACCOUNT,
+        "registration_date": "2026-11-21T09:00:00-03:00",
+        "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1000}]}},
+    }
+    base = f"{pix_mock.url}/limits/account"
+    assert httpx.post(base, json=account).status_code == 201
+    on = f"{base}/{ACCOUNT}/recipient_list"
+    listed = {"limit": {"pix": {"transaction": [{"start_time": "06:00:00-03:00", "amount": 500}]}}}
+    assert httpx.post(on, json=listed).status_code == 201
+    added = httpx.post(on + "/recipient", json={"document_number": "52998224725"}).json()
+    assert httpx.delete(f"{on}/recipient/{added['recipient_id']}").status_code == 204
+    assert httpx.post(f"{base}/{ACCOUNT}/limit_update_request", json={"pix": listed["limit"]["pix"]}).status_code == 201
+
+KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+
+def test_paid_today(pix_mock):
+    pix_mock.pay(KEY)
+    assert httpx.get(f"{pix_mock.url}/event_conciliation/extraordinary_event/{KEY}").status_code == 200
+"""
+
+
+def test_the_same_suite_writes_the_same_bytes_serially_and_under_xdist_in_any_order(project, monkeypatch) -> None:
+    """No seed and no clock: ids, instants and the payment's date differ between the runs, the sessions' names
+    and the tests' order too; the pact does not."""
+    project.makeconftest(REVERSED)
+    project.makepyfile(test_flow=FLOW)
+    written = []
+    for run, (workers, reverse) in enumerate([(None, ""), ("2", "1"), ("2", ""), (None, "1")]):
+        monkeypatch.setenv("REVERSE_TESTS", reverse)
+        options = ["--mock-server-pact", f"pacts{run}", "--mock-server-pact-consumer", "ci-consumer"]
+        result = project.runpytest_subprocess(*options, *(["-n", workers] if workers else []))
+        result.assert_outcomes(passed=13, failed=1)
+        written.append((project.path / f"pacts{run}" / "ci-consumer-pix-limits.json").read_bytes())
+    assert len(set(written)) == 1, "the pacts differ"
+    assert b"__session" not in written[0] and b"pytest-" not in written[0]
+    document = json.loads(written[0])
+    (paid,) = [i for i in document["interactions"] if "(paid)" in i["description"]]
+    assert paid["response"]["body"]["content"]["paid_at"] == "2026-01-01"  # the real clock's date: an example
 
 
 def test_without_the_option_nothing_is_written_and_a_run_without_calls_says_so(project) -> None:

@@ -15,7 +15,7 @@ import pytest
 from mock_server.api import handlers as routes
 from mock_server.app import create_app
 from mock_server.cli import _parser, settings_from
-from mock_server.http.pipeline import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from tests.builders import REGISTER, registration
