@@ -219,16 +219,15 @@ async def exchange(
     url: str,
     headers: Sequence[tuple[str, str]] | Mapping[str, str] | None = None,
     content: bytes | None = None,
-    read: bool = True,
 ) -> Received:
     """One call, bounded in time as a whole (`outbound.timeout`: a server dripping its answer a byte at a time
-    does not reset it) and in bytes (`outbound.max_body`). `read` False: the status and headers only. Raises
-    TimeoutError, UnusableAnswer, or what the connection raised (httpx.HTTPError, ssl.SSLError, OSError)."""
+    does not reset it) and in bytes (`outbound.max_body`). Raises TimeoutError, UnusableAnswer, or what the
+    connection raised (httpx.HTTPError, ssl.SSLError, OSError)."""
     with anyio.fail_after(outbound.timeout):
         request = client.build_request(method, url, headers=headers, content=content)
         response = await client.send(request, stream=True)
         try:
-            body = await read_body(response, outbound.max_body, f"{outbound.flags}max-body") if read else b""
+            body = await read_body(response, outbound.max_body, f"{outbound.flags}max-body")
         finally:
             await response.aclose()
     return Received(response.status_code, response.headers, body)

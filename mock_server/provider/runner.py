@@ -227,11 +227,11 @@ class Runner:
 
 
 async def reachable(outbound: Outbound, path: str) -> None:
-    """Raise Unreachable unless the provider answers a harmless call (any status will do; its body is not read),
-    within the call's deadline."""
+    """Raise Unreachable unless the provider answers a harmless call whole (any status will do), within the
+    call's deadline and the bound of its body."""
     async with async_client(outbound) as client:
         try:
-            await exchange(client, outbound, "GET", path, read=False)
+            await exchange(client, outbound, "GET", path)
         except CALL_FAILURES as exc:
             raise Unreachable(f"{outbound.base_url}: {no_answer(exc, outbound)}") from None
 
