@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -30,7 +31,7 @@ Answer = Callable[[asyncio.StreamWriter], Awaitable[None]]
 def hostile(answer: Answer, tls: ssl.SSLContext | None = None) -> Iterator[str]:
     """A server answering every request with `answer` (after reading its head and body); its base URL."""
     started = threading.Event()
-    state: dict[str, object] = {}
+    state: dict[str, Any] = {}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -68,7 +69,7 @@ def hostile(answer: Answer, tls: ssl.SSLContext | None = None) -> Iterator[str]:
     try:
         yield f"{scheme}://127.0.0.1:{state['port']}"
     finally:
-        loop, stop = state["stop"]  # type: ignore[misc]
+        loop, stop = state["stop"]
         loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=LIFETIME + 5)
 

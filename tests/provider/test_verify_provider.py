@@ -448,7 +448,7 @@ def test_a_failure_in_one_flow_is_that_flows_difference(capsys, monkeypatch) -> 
 
     compare = runner.Runner.compare
 
-    def failing(self, step, expected, actual):  # type: ignore[no-untyped-def]
+    def failing(self, step, expected, actual):
         if step.operation_id == "removeRecipient":
             raise RuntimeError("planted")
         return compare(self, step, expected, actual)
