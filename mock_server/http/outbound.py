@@ -18,6 +18,7 @@ from mock_server.domain.errors import ApiError
 from mock_server.http.failures import describe
 from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import parse_json
+from mock_server.wire.excerpt import excerpt
 
 # Not forwarded to a backend: they describe one connection (RFC 9110 7.6.1), or are the mock's own.
 HOP_BY_HOP = frozenset(
@@ -42,6 +43,8 @@ MAX_BODY_BYTES = 8 * 1024 * 1024  # of a service's answer, decompressed, unless 
 # The content codings the mock asks for and reads (bounded: see _Inflater); a client's own Accept-Encoding is not
 # forwarded, so a backend never answers in a coding the mock cannot read for a client that could.
 ACCEPTED_ENCODINGS = "gzip, deflate"
+COMPARED_BODY_BYTES = 256 * 1024  # of an answer compared field by field; a larger one is compared as text
+EXCERPT_BYTES = 32 * 1024  # of a body over COMPARED_BODY_BYTES kept as its text (within what a divergence keeps)
 _PIECE = 64 * 1024  # bytes one step of decompression may produce: a gzip bomb grows in steps this size
 _MAX_CODINGS = 4  # content codings applied one over the other (`gzip, gzip`): more is no honest answer
 
@@ -249,9 +252,13 @@ CALL_FAILURES = (httpx.HTTPError, ssl.SSLError, OSError, UnusableAnswer)
 
 def decoded(content: bytes) -> Any:
     """A body as the comparison reads it: JSON as the API reads it (exact numbers, no NaN, at most MAX_DEPTH
-    levels deep), else its text; None when empty. A 100,000-deep answer is text, never a RecursionError."""
+    levels deep), else its text; None when empty. A 100,000-deep answer is text, never a RecursionError. A body
+    over COMPARED_BODY_BYTES is the excerpt of its text: no answer of the interface is near that size, and
+    comparing 8 MiB field by field held the event loop for seconds."""
     if not content:
         return None
+    if len(content) > COMPARED_BODY_BYTES:
+        return excerpt(content.decode("utf-8", "replace"), EXCERPT_BYTES)[0]
     try:
         return parse_json(content, "application/json")
     except ApiError:

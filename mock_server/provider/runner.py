@@ -28,7 +28,7 @@ from mock_server.wire.excerpt import excerpt, excerpt_lines
 
 USER_AGENT = "mock-server-verify-provider"
 MAX_SHRUNK = 10  # differences whose flow is shrunk (each shrink replays shortened flows against the provider)
-KEPT_BODY_BYTES = 4096  # of each answer a check keeps for the report (which shows 2000 characters of it)
+KEPT_BODY_BYTES = 64 * 1024  # of each answer a check keeps for the report (which shows 2000 characters of it)
 KEPT_DIFFERENCES, DIFFERENCE_CHARACTERS = 50, 1000  # lines of differences a check keeps, characters of each
 # The mock in process, as the oracle side is called: bounded like the provider, with time to spare on a busy machine.
 ORACLE = Outbound("http://oracle", timeout=120.0)

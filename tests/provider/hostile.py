@@ -82,7 +82,7 @@ def head(status: int = 200, content_type: str = "application/json", **headers: s
 
 def json_of_size(size: int) -> bytes:
     """A JSON object of exactly `size` bytes: one long string."""
-    return b'{"pad": "' + b"a" * (size - 12) + b'"}'
+    return b'{"pad": "' + b"a" * (size - 11) + b'"}'
 
 
 def body(content: bytes, content_type: str = "application/json", **headers: str) -> Answer:
