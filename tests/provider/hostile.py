@@ -49,6 +49,8 @@ def hostile(answer: Answer, tls: ssl.SSLContext | None = None) -> Iterator[str]:
                 await asyncio.wait_for(answer(writer), LIFETIME)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ssl.SSLError):
             pass
+        except asyncio.CancelledError:  # the server stops with the `with` block: an answer still going ends here
+            pass
         finally:
             writer.close()
 
