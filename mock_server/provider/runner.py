@@ -218,7 +218,10 @@ class Runner:
                 as_run = [c.exchange for c in checks[: check.index + 1] if c.exchange is not None]
                 check.smallest = as_run
                 where = (check.flow.name, check.index)
-                if len(shrunk) < MAX_SHRUNK and check.index > 0 and where not in shrunk:
+                # A call that got no answer is not shrunk: replaying shorter flows against a provider that does not
+                # answer would cost a --timeout per step and show nothing new.
+                answered = check.exchange is not None and check.exchange.actual.status is not None
+                if answered and len(shrunk) < MAX_SHRUNK and check.index > 0 and where not in shrunk:
                     shrunk.add(where)
                     smaller = await self.shrink(check)
                     if smaller is not None and len(smaller) < len(as_run):

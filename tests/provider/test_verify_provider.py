@@ -461,3 +461,24 @@ def test_a_failure_in_one_flow_is_that_flows_difference(capsys, monkeypatch) -> 
     assert "differs:  the step could not be checked: RuntimeError: planted" in out
     assert "not run  addRecipient                           lifecycle 8/10: add the CPF again (an earlier step " in out
     assert "69 checks in 27 flows" in out
+
+
+def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) -> None:
+    """Shrinking replays shorter flows: against calls that time out, each replay cost a --timeout per step."""
+    app = mock_app()
+    calls = 0
+
+    async def only_the_first_call_answered_in_time(scope: Scope, receive: Receive, send: Send) -> None:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            await asyncio.sleep(1)
+        await app(scope, receive, send)
+
+    with serve(only_the_first_call_answered_in_time) as url:
+        status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.3", "--quiet")
+    assert status == 1
+    assert "got no answer (no whole answer within --timeout 0.3 s)" in out
+    checked = int(re.search(r"^(\d+) checks in", out, re.MULTILINE)[1])  # type: ignore[index]
+    not_run = int(re.search(r"(\d+) not run$", out, re.MULTILINE)[1])  # type: ignore[index]
+    assert calls == checked - not_run + 1  # each check once, and the first call that finds the provider there
