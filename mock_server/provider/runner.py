@@ -231,8 +231,8 @@ class Runner:
 
 
 async def reachable(outbound: Outbound, path: str) -> None:
-    """Raise Unreachable unless the provider answers a harmless call whole (any status will do), within the
-    call's deadline and the bound of its body."""
+    """Raise Unreachable unless the provider answers a harmless call, its answer read whole within the call's
+    deadline (any status will do; a body over the bound too: it answered)."""
     async with async_client(outbound) as client:
         try:
             await exchange(client, outbound, "GET", path)
