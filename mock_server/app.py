@@ -96,6 +96,8 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
         settings.shadow_key,
         settings.shadow_cacert,
         settings.shadow_timeout,
+        settings.shadow_max_body,
+        "--shadow-",
     )
     return Shadow(outbound, specs.public)
 

@@ -30,7 +30,7 @@ from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
-from mock_server.http.outbound import Outbound, parse_header, tls_context
+from mock_server.http.outbound import Outbound, TlsFileError, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.server import Server
@@ -228,8 +228,16 @@ def _shadow_options(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         default=environment.default("shadow_timeout", str(settings.shadow_timeout)),
         metavar="SECONDS",
-        help="the backend gets this long to answer a forwarded call, else 502 backend_unreachable "
-        "(default %(default)s)",
+        help="the backend gets this long to answer a forwarded call, its whole answer read (a deadline for the "
+        "call, not for each read), else 502 backend_unreachable (default %(default)s)",
+    )
+    group.add_argument(
+        "--shadow-max-body",
+        type=_size,
+        default=environment.default("shadow_max_body", "8MiB"),
+        metavar="SIZE",
+        help="bytes of a backend's answer read, decompressed (default 8MiB); a larger answer is a 502 "
+        "backend_unreachable, journaled as a divergence",
     )
 
 
@@ -246,10 +254,12 @@ def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(f"MOCK_SERVER_SHADOW_HEADER: {exc}")
     if args.shadow_key is not None and args.shadow_cert is None:
         parser.error("argument --shadow-key goes with --shadow-cert")
-    outbound = Outbound(args.shadow, (), args.shadow_cert, args.shadow_key, args.shadow_cacert)
+    if args.shadow_max_body < 1024:
+        parser.error(f"argument --shadow-max-body: {args.shadow_max_body} bytes is less than 1KiB")
+    outbound = Outbound(args.shadow, (), args.shadow_cert, args.shadow_key, args.shadow_cacert, flags="--shadow-")
     try:
         tls_context(outbound)
-    except (OSError, ssl.SSLError) as exc:
+    except TlsFileError as exc:
         parser.error(f"the --shadow TLS files cannot be used: {exc}")
 
 
@@ -491,6 +501,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         shadow_key=args.shadow_key,
         shadow_cacert=args.shadow_cacert,
         shadow_timeout=args.shadow_timeout,
+        shadow_max_body=args.shadow_max_body,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         client_ca=args.client_ca,

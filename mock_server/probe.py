@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from mock_server import environment
+from mock_server.http.failures import describe
 
 HEALTH_PATH = "/__mock/health"
 UNHEALTHY = 1
@@ -66,7 +67,7 @@ def check_health(base_url: str, timeout: float, tls: ssl.SSLContext | None = Non
         response = connection.getresponse()
         body = response.read(64 * 1024)
     except (OSError, http.client.HTTPException) as exc:
-        return Verdict(False, f"GET {base_url.rstrip('/')}{HEALTH_PATH}: {_describe(exc)}")
+        return Verdict(False, f"GET {base_url.rstrip('/')}{HEALTH_PATH}: {describe(exc)}")
     finally:
         connection.close()
     where = f"GET {base_url.rstrip('/')}{HEALTH_PATH}"
@@ -79,18 +80,6 @@ def check_health(base_url: str, timeout: float, tls: ssl.SSLContext | None = Non
     if status != "ok":
         return Verdict(False, f"{where} answered 200 but not a mock server's health: {body[:200]!r}")
     return Verdict(True, f"{where}: ok")
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused (nothing listens there)"
-    if isinstance(exc, TimeoutError):
-        return "no answer within the timeout"
-    if isinstance(exc, ssl.SSLError) and exc.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
-        return f"{exc.reason}: the server requires a client certificate (--cert and --key)"
-    if isinstance(exc, ssl.SSLError) and exc.reason == "WRONG_VERSION_NUMBER":
-        return f"{exc.reason}: the server speaks plain HTTP, not https"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _process_gone(pid: int) -> bool:
@@ -340,7 +329,7 @@ def pact_main(argv: Sequence[str]) -> int:
     try:
         status, body = fetch_pact(args.url, args.consumer, args.provider, args.session, args.admin_token, args.timeout)
     except (OSError, http.client.HTTPException) as exc:
-        print(f"mock-server pact: {where}: {_describe(exc)}", file=sys.stderr, flush=True)
+        print(f"mock-server pact: {where}: {describe(exc)}", file=sys.stderr, flush=True)
         return UNHEALTHY
     if status != 200:
         print(f"mock-server pact: {where} answered {status}: {body[:500].decode('utf-8', 'replace')}", file=sys.stderr)

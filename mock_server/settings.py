@@ -36,7 +36,8 @@ class Settings:
     shadow_cert: Path | None = None  # client certificate (PEM) for a backend that asks for one (mutual TLS)
     shadow_key: Path | None = None  # its private key, when not in the certificate's file
     shadow_cacert: Path | None = None  # the CA the backend's certificate is checked with (default: the system's)
-    shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call
+    shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call, the whole answer read
+    shadow_max_body: int = 8 * 1024 * 1024  # bytes of a backend's answer read, decompressed; beyond: 502
     tls_cert: Path | None = None  # serve https with this certificate (PEM)...
     tls_key: Path | None = None  # ...and its key (None: in the certificate's file)
     client_ca: Path | None = None  # ask clients for a certificate issued by this CA (mutual TLS)

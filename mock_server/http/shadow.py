@@ -13,8 +13,11 @@ from mock_server.http.outbound import (
     Outbound,
     answer_differences,
     async_client,
+    call_failures,
     decoded,
+    exchange,
     forwarded_headers,
+    no_answer,
     tls_context,
 )
 from mock_server.spec.openapi import Spec
@@ -28,6 +31,13 @@ MAPPED_PATH_PARAMETERS = tuple(sorted(NAMED_LATER))
 PASSED_HEADERS = ("location", "allow", "retry-after", "www-authenticate", "cache-control")
 
 
+# What every answer a backend gave carries on the mock's origin: a page navigated to a shadowed call must not run
+# the backend's script as the mock's own (same origin, it could call /__mock): no script, no sniffing of the type.
+NEUTRALIZED = (("content-security-policy", "sandbox"), ("x-content-type-options", "nosniff"))
+SERVED_AS_IS = ("application/json", "application/problem+json")  # a JSON body keeps its type; any other is text
+AS_TEXT = "text/plain; charset=utf-8"
+
+
 @dataclass(frozen=True)
 class BackendReply:
     """What the backend answered: as compared, and as sent on to the client."""
@@ -36,6 +46,13 @@ class BackendReply:
     content: bytes = b""
     media_type: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+
+
+def served_type(content_type: str | None) -> str:
+    """The Content-Type the client gets for a backend's body: JSON's own, anything else (HTML above all) as plain
+    text, so that no browser renders it as a page of the mock's origin."""
+    media_type = (content_type or "").partition(";")[0].strip().lower()
+    return content_type if content_type and media_type in SERVED_AS_IS else AS_TEXT
 
 
 class Shadow:
@@ -50,22 +67,23 @@ class Shadow:
 
     async def forward(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> BackendReply:
         """The call sent on to the backend (`target`: the path and query as received). A client per call: its
-        connection is closed with the call, whatever event loop the server (or a test client) runs."""
-        import httpx  # here, not at start-up: a server that shadows nothing never loads it
-
+        connection is closed with the call, whatever event loop the server (or a test client) runs. Bounded as a
+        whole by the outbound's timeout and its body bound; a backend that gives no usable answer (refused, a TLS
+        alert, too slow, too large, a body that does not decompress) is an answer with no status, saying why."""
         try:
             async with async_client(self.outbound, verify=self._tls) as client:
-                response = await client.request(
-                    method, target, headers=forwarded_headers(headers), content=body or None
+                received = await exchange(
+                    client, self.outbound, method, target, forwarded_headers(headers), body or None
                 )
-        except httpx.HTTPError as exc:
-            return BackendReply(Answer(None, error=f"{type(exc).__name__}: {exc}".rstrip(": ")))
-        passed = tuple((name, response.headers[name]) for name in PASSED_HEADERS if name in response.headers)
+        except call_failures() as exc:
+            return BackendReply(Answer(None, error=no_answer(exc, self.outbound)))
+        passed = tuple((name, received.headers[name]) for name in PASSED_HEADERS if name in received.headers)
+        content_type = received.headers.get("content-type")
         return BackendReply(
-            Answer(response.status_code, decoded(response)),
-            response.content,
-            response.headers.get("content-type"),
-            passed,
+            Answer(received.status, decoded(received.content)),
+            received.content,
+            served_type(content_type) if received.content else content_type,
+            passed + NEUTRALIZED,
         )
 
     def compare(self, operation_id: str, mine: Answer, theirs: Answer) -> list[str]:

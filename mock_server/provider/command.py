@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import functools
 import re
-import ssl
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -18,7 +17,7 @@ from starlette.types import ASGIApp
 
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
-from mock_server.http.outbound import Outbound, parse_header, tls_context
+from mock_server.http.outbound import MAX_BODY_BYTES, Outbound, TlsFileError, parse_header, tls_context
 from mock_server.provider.flows import account_namer, catalogue
 from mock_server.provider.noise import NoiseFileError, read_noise
 from mock_server.provider.report import text_report, write_junit
@@ -26,6 +25,7 @@ from mock_server.provider.runner import USER_AGENT, Unreachable, verify
 from mock_server.scenarios.loader import ScenarioError
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.spec.resources import data_path
+from mock_server.state.bounds import parse_size
 
 EXIT_AGREES, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
 # Loaded once per process: a process running several verifications (a test suite) reads the specs once.
@@ -64,6 +64,16 @@ def _seconds(value: str) -> float:
     if not 0 < seconds <= 3600:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 3600")
     return seconds
+
+
+def _body_bound(value: str) -> int:
+    try:
+        size = parse_size(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if size < 1024:
+        raise argparse.ArgumentTypeError(f"{value!r} is less than 1KiB")
+    return size
 
 
 def _header(value: str) -> tuple[str, str]:
@@ -135,7 +145,17 @@ def parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=10.0,
         metavar="SECONDS",
-        help="for each call to the provider; no answer in time is a difference (default %(default)s)",
+        help="for each call to the provider, as a whole: connecting, sending and reading the whole answer (not "
+        "each read); no answer in time is a difference, or an unreachable provider on the first call "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=_body_bound,
+        default=MAX_BODY_BYTES,
+        metavar="SIZE",
+        help="bytes of an answer read, decompressed, e.g. 2MiB (default 8MiB); a larger answer is a difference "
+        "of its call (no answer)",
     )
     parser.add_argument(
         "--flows",
@@ -181,10 +201,11 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         args.key,
         args.cacert,
         args.timeout,
+        args.max_body,
     )
     try:
         tls_context(outbound)
-    except (OSError, ssl.SSLError) as exc:
+    except TlsFileError as exc:
         return _fail(f"the TLS files cannot be used: {exc}")
     specs = _specs()
     operations = specs.public.operations

@@ -62,8 +62,9 @@ def _exchange_line(number: int, exchange: Exchange) -> str:
 
 
 def difference_block(number: int, check: Check) -> list[str]:
-    assert check.exchange is not None
     exchange = check.exchange
+    if exchange is None:  # the step could not be checked at all: the difference says why
+        return [f"{number}) {check.operation_id}: {where(check)}"] + [f"   differs:  {d}" for d in check.differences]
     lines = [
         f"{number}) {check.operation_id}: {where(check)}",
         f"   request:  {exchange.sent.shown()}",

@@ -12,12 +12,26 @@ import httpx
 from starlette.types import ASGIApp
 
 from mock_server.domain.answers import Answer, Noise, generated_id
-from mock_server.http.outbound import Outbound, answer_differences, answer_of, async_client
+from mock_server.http.outbound import (
+    Outbound,
+    UnusableAnswer,
+    answer_differences,
+    async_client,
+    call_failures,
+    decoded,
+    exchange,
+    no_answer,
+)
 from mock_server.provider.flows import Catalogue, Flow, Request, Step
 from mock_server.spec.openapi import Spec
+from mock_server.wire.excerpt import excerpt, excerpt_lines
 
 USER_AGENT = "mock-server-verify-provider"
 MAX_SHRUNK = 10  # differences whose flow is shrunk (each shrink replays shortened flows against the provider)
+KEPT_BODY_BYTES = 64 * 1024  # of each answer a check keeps for the report (which shows 2000 characters of it)
+KEPT_DIFFERENCES, DIFFERENCE_CHARACTERS = 50, 1000  # lines of differences a check keeps, characters of each
+# The mock in process, as the oracle side is called: bounded like the provider, with time to spare on a busy machine.
+ORACLE = Outbound("http://oracle", timeout=120.0)
 
 
 class Unreachable(Exception):
@@ -61,23 +75,27 @@ class Check:
 
 
 class Side:
-    """One side of the comparison: the provider over the network, or the oracle in process."""
+    """One side of the comparison: the provider over the network, or the oracle in process; each call bounded as
+    `outbound` says (a whole-call deadline, the bytes of an answer)."""
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, outbound: Outbound) -> None:
         self.client = client
+        self.outbound = outbound
 
     async def send(self, request: Request) -> Answer:
         headers = {"Content-Type": request.content_type} if request.content_type else {}
         try:
-            response = await self.client.request(request.method, request.path, content=request.body, headers=headers)
-        except httpx.TransportError as exc:
-            return Answer(None, error=_reason(exc))
-        return answer_of(response)
+            received = await exchange(self.client, self.outbound, request.method, request.path, headers, request.body)
+        except call_failures() as exc:
+            return Answer(None, error=no_answer(exc, self.outbound))
+        return Answer(received.status, decoded(received.content))
 
 
-def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+def kept(answer: Answer) -> Answer:
+    """An answer as a check keeps it for the report, once compared: its body cut to an excerpt (forty 8 MiB
+    answers are not held until the end, nor printed whole)."""
+    body, _ = excerpt(answer.body, KEPT_BODY_BYTES)
+    return answer if body is answer.body else Answer(answer.status, body, answer.error)
 
 
 @dataclass
@@ -105,9 +123,10 @@ class Runner:
         spec: Spec,
         noise: Mapping[str, Noise],
         new_account: Callable[[], str],
+        outbound: Outbound,
     ) -> None:
-        self.target = Side(target)
-        self.oracle = Side(oracle)
+        self.target = Side(target, outbound)
+        self.oracle = Side(oracle, ORACLE)
         self.spec = spec
         self.noise = noise
         self.new_account = new_account
@@ -128,19 +147,33 @@ class Runner:
                 why = f"needs the {', '.join(missing)} id an earlier step did not answer"
                 checks.append(Check(flow, number, index, None, not_run=why))
                 continue
-            expected = await self.oracle.send(step.request(values["oracle"]))
-            sent = step.request(values["target"])
-            started = time.perf_counter()
-            actual = await self.target.send(sent)
-            seconds = time.perf_counter() - started
-            found = self.compare(step, expected, actual)
-            checks.append(Check(flow, number, index, Exchange(step, sent, expected, actual), found, seconds=seconds))
-            if step.keeps is not None:
-                for side, answer in (("oracle", expected), ("target", actual)):
-                    kept = generated_id(step.operation_id, answer)
-                    if kept is not None:
-                        values[side][step.keeps] = kept
+            try:
+                checks.append(await self._run_step(flow, number, index, values))
+            except Exception as exc:  # a bug met on this flow: its difference, not the end of every other flow
+                failed = f"the step could not be checked: {type(exc).__name__}: {exc}"
+                checks.append(Check(flow, number, index, None, excerpt_lines([failed], 1, DIFFERENCE_CHARACTERS)))
+                checks += [
+                    Check(flow, number, later, None, not_run="an earlier step could not be checked")
+                    for later in range(index + 1, len(flow.steps))
+                ]
+                break
         return checks
+
+    async def _run_step(self, flow: Flow, number: int, index: int, values: dict[str, dict[str, str]]) -> Check:
+        step = flow.steps[index]
+        expected = await self.oracle.send(step.request(values["oracle"]))
+        sent = step.request(values["target"])
+        started = time.perf_counter()
+        actual = await self.target.send(sent)
+        seconds = time.perf_counter() - started
+        found = excerpt_lines(self.compare(step, expected, actual), KEPT_DIFFERENCES, DIFFERENCE_CHARACTERS)
+        if step.keeps is not None:
+            for side, answer in (("oracle", expected), ("target", actual)):
+                generated = generated_id(step.operation_id, answer)
+                if generated is not None:
+                    values[side][step.keeps] = generated
+        exchanged = Exchange(step, sent, kept(expected), kept(actual))
+        return Check(flow, number, index, exchanged, found, seconds=seconds)
 
     async def shrink(self, check: Check) -> list[Exchange] | None:
         """The fewest steps of the check's flow, up to its step, that still show a difference at that step: each
@@ -185,7 +218,10 @@ class Runner:
                 as_run = [c.exchange for c in checks[: check.index + 1] if c.exchange is not None]
                 check.smallest = as_run
                 where = (check.flow.name, check.index)
-                if len(shrunk) < MAX_SHRUNK and check.index > 0 and where not in shrunk:
+                # A call that got no answer is not shrunk: replaying shorter flows against a provider that does not
+                # answer would cost a --timeout per step and show nothing new.
+                answered = check.exchange is not None and check.exchange.actual.status is not None
+                if answered and len(shrunk) < MAX_SHRUNK and check.index > 0 and where not in shrunk:
                     shrunk.add(where)
                     smaller = await self.shrink(check)
                     if smaller is not None and len(smaller) < len(as_run):
@@ -195,12 +231,15 @@ class Runner:
 
 
 async def reachable(outbound: Outbound, path: str) -> None:
-    """Raise Unreachable unless the provider answers a harmless call (any status will do)."""
+    """Raise Unreachable unless the provider answers a harmless call, its answer read whole within the call's
+    deadline (any status will do; a body over the bound too: it answered)."""
     async with async_client(outbound) as client:
         try:
-            await client.get(path)
-        except httpx.TransportError as exc:
-            raise Unreachable(f"{outbound.base_url}: {_reason(exc)}") from None
+            await exchange(client, outbound, "GET", path)
+        except UnusableAnswer:
+            return  # it answered: what it answered is for the checks to judge
+        except call_failures() as exc:
+            raise Unreachable(f"{outbound.base_url}: {no_answer(exc, outbound)}") from None
 
 
 async def verify(
@@ -218,7 +257,7 @@ async def verify(
     transport = httpx.ASGITransport(app=oracle_app)
     async with (
         async_client(outbound, max_connections=concurrency) as target,
-        httpx.AsyncClient(transport=transport, base_url="http://oracle") as oracle,
+        httpx.AsyncClient(transport=transport, base_url=ORACLE.base_url) as oracle,
     ):
-        runner = Runner(target, oracle, spec, noise, new_account)
+        runner = Runner(target, oracle, spec, noise, new_account, outbound)
         return await runner.run(catalogue, flows, concurrency)

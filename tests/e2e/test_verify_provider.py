@@ -10,9 +10,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.default_scenario import PENDING_EVENT
 from tests.live_server import REPOSITORY, live_server
+from tests.provider.hostile import body, dripping, endless, gzip_bomb, hostile, large
 
 TIMEOUT = 120
 
@@ -78,3 +80,89 @@ def test_shadow_mode_journals_the_divergent_call_of_a_real_backend() -> None:
     assert [(d["path"], d["differences"]) for d in found["divergences"]] == [
         (f"/event_conciliation/extraordinary_event/{PENDING_EVENT}", ["status: expected 200, got 404"])
     ]
+
+
+# --- bounded against a hostile backend or provider, at full size (issue 33) -------------------------------------
+
+MEMORY_BOUND = 256 * 1024 * 1024  # what one hostile answer may add to the process, at most
+
+
+def memory_kb(pid: int, field: str) -> int:
+    """VmRSS (now) or VmHWM (the peak so far) of a process, in kB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for {pid}")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(large(60_000_000), id="60MB"),
+        pytest.param(body(gzip_bomb(200 * 1024 * 1024), Content_Encoding="gzip"), id="200KB-gzip-bomb"),
+        pytest.param(endless, id="endless-chunked"),
+    ],
+)
+def test_shadow_mode_reads_a_huge_answer_up_to_its_bound_only(answer) -> None:
+    """The default bound (8 MiB decompressed): a 60 MB answer took the server from 66 MB to 1.9 GB, a 200 KB gzip
+    bomb aborted it, an endless answer grew it until MemoryError."""
+    with (
+        hostile(answer) as backend,
+        live_server("--shadow", backend) as front,
+        httpx.Client(base_url=front.url, timeout=60) as client,
+    ):
+        client.get("/__mock/health").raise_for_status()
+        before = memory_kb(front.proc.pid, "VmRSS")
+        answered = client.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}")
+        peak = memory_kb(front.proc.pid, "VmHWM")
+        assert client.get("/__mock/health").status_code == 200  # still serving
+        [divergence] = client.get("/__mock/divergences").json()["divergences"]
+    assert answered.status_code == 502 and answered.json()["code"] == "backend_unreachable"
+    assert "its body is larger than --shadow-max-body 8 MiB" in divergence["backend"]["error"]
+    assert (peak - before) * 1024 < MEMORY_BOUND, f"{(peak - before) // 1024} MB added"
+
+
+MEASURED = (
+    "import resource, sys\n"
+    "from mock_server.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(f'maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def test_verify_provider_against_40mb_answers_stays_bounded_and_prints_little() -> None:
+    """40 MB answers took it to 1.35 GB and printed 84 MB of bodies."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
+    with hostile(large(40_000_000, declared=False)) as url:
+        run = subprocess.run(
+            [sys.executable, "-c", MEASURED, "verify-provider", "--target", url, "--flows", "8"],
+            cwd=REPOSITORY, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert "an answer that cannot be used: its body is larger than --max-body 8 MiB" in run.stdout
+    maxrss_kb = int(run.stderr.split("maxrss ")[1])
+    assert maxrss_kb * 1024 < 70 * 1024 * 1024 + MEMORY_BOUND, f"{maxrss_kb // 1024} MB"  # 70 MB: the process at rest
+    assert len(run.stdout) < 1_000_000
+
+
+def test_verify_provider_against_a_provider_dripping_a_byte_every_2_s_ends() -> None:
+    """`--timeout 2` is the whole call's: it ran for ever, a byte every 2 s never letting one read time out."""
+    with hostile(dripping(2.0)) as url:
+        run = verify_provider("--target", url, "--timeout", "2")
+    assert run.returncode == 2 and run.stdout == ""
+    assert (
+        run.stderr
+        == f"mock-server verify-provider: the provider cannot be reached: {url}: no whole answer within --timeout 2 s\n"
+    )
+
+
+def test_shadow_mode_answers_a_dripping_backend_within_its_timeout() -> None:
+    with (
+        hostile(dripping(2.0)) as backend,
+        live_server("--shadow", backend, "--shadow-timeout", "3") as front,
+        httpx.Client(base_url=front.url, timeout=60) as client,
+    ):
+        answered = client.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}")
+    assert answered.status_code == 502
+    assert answered.json()["message"].endswith("no whole answer within --shadow-timeout 3 s.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,11 +13,24 @@ from starlette.testclient import TestClient
 
 from mock_server import cli
 from mock_server.app import create_app
+from mock_server.domain.answers import Answer
+from mock_server.http.tls import server_context
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from mock_server.state.divergences import Divergence, Divergences
 from tests.default_scenario import CPF_NOT_IN_LIST, PAID_EVENT, PENDING_EVENT, UNKNOWN_EVENT
 from tests.helpers import ADMIN_HEADERS
 from tests.planted_defects import DEFECTS, clean_twin, defective, serve
+from tests.provider.hostile import (
+    body,
+    dripping,
+    endless,
+    gzip_bomb,
+    hostile,
+    large,
+    mock_over_mutual_tls,
+    reset_mid_answer,
+)
 
 ACCOUNT = "shadow-0001"
 WINDOWS = [{"start_time": "06:00:00-03:00", "amount": 100000}]
@@ -141,7 +155,11 @@ def test_an_unreachable_backend_is_a_502_and_a_divergence(specs: Specs) -> None:
         assert response.status_code == 502
         assert response.json()["code"] == "backend_unreachable"
         [divergence] = divergences(client)
-    assert divergence["backend"]["status"] is None and "ConnectError" in divergence["backend"]["error"]
+    assert divergence["backend"] == {
+        "status": None,
+        "body": None,
+        "error": "connection refused (nothing listens there)",
+    }
     assert divergence["mock"]["status"] == 200
 
 
@@ -212,3 +230,172 @@ def test_shadow_headers_come_from_the_variable_one_a_line_then_the_flags(monkeyp
         ("X-Tenant", "7"),
         ("X-Trace", "on"),
     )
+
+
+# --- a backend that refuses, breaks or overwhelms the call ------------------------------------------------------
+
+LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING_EVENT}"
+SMALL_BOUND = 2 * 1024 * 1024  # --shadow-max-body 2MiB: answers of a few MB show the bound without slowing tests
+
+
+@pytest.fixture
+def shadow_of(specs: Specs) -> Iterator[Any]:
+    """`shadow_of(url, **settings)`: a client of the mock in shadow mode in front of the backend at `url`."""
+    stack: list[TestClient] = []
+
+    def start(url: str, **settings: Any) -> TestClient:
+        settings = {"shadow_max_body": SMALL_BOUND, "shadow_timeout": 5.0, **settings}
+        client = TestClient(create_app(Settings(shadow=url, **settings), specs), headers=ADMIN_HEADERS)
+        stack.append(client)
+        return client.__enter__()
+
+    yield start
+    for client in reversed(stack):
+        client.__exit__(None, None, None)
+
+
+def unreachable(client: TestClient, path: str = LOOKUP) -> str:
+    """The call answered 502 backend_unreachable, journaled as a divergence: the reason the divergence gives."""
+    response = client.get(path)
+    assert response.status_code == 502, response.text
+    assert response.json()["code"] == "backend_unreachable"
+    [divergence] = divergences(client)
+    assert divergence["backend"]["status"] is None and divergence["mock"]["status"] == 200
+    assert divergence["differences"][0].startswith("status: expected 200, got no answer")
+    reason = divergence["backend"]["error"]
+    assert reason in response.json()["message"]
+    return str(reason)
+
+
+@pytest.mark.parametrize(
+    ("variant", "reason"),
+    [
+        (None, "TLSV13_ALERT_CERTIFICATE_REQUIRED: the server requires a client certificate (--shadow-cert and "
+               "--shadow-key)"),
+        ("expired", "SSLV3_ALERT_CERTIFICATE_EXPIRED: the server refused the client certificate (--shadow-cert): "
+                    "it has expired"),
+        ("unknown-ca", "TLSV1_ALERT_UNKNOWN_CA: the server does not trust the CA that signed the client "
+                       "certificate (--shadow-cert)"),
+        ("wrong-eku", "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE: the server refused the client certificate "
+                      "(--shadow-cert): it is not for client authentication (its extended key usage)"),
+    ],
+)  # fmt: skip
+def test_a_backend_refusing_the_client_certificate_is_a_502_journaled(shadow_of, test_pki, variant, reason) -> None:
+    """A TLS alert arrives after the client's handshake, at the first read: an ssl.SSLError httpx does not wrap
+    (it was a 500 internal_error)."""
+    cert, key = test_pki.client(variant) if variant is not None else (None, None)
+    with mock_over_mutual_tls(test_pki.server_cert, test_pki.server_key, test_pki.ca) as url:
+        client = shadow_of(url, shadow_cacert=test_pki.ca, shadow_cert=cert, shadow_key=key)
+        assert unreachable(client) == reason
+        good = shadow_of(url, shadow_cacert=test_pki.ca, shadow_cert=test_pki.client()[0],
+                         shadow_key=test_pki.client()[1])  # fmt: skip
+        assert good.get(LOOKUP).status_code == 200
+
+
+def test_a_backend_whose_certificate_is_not_trusted_is_a_502_naming_the_flag(shadow_of, test_pki) -> None:
+    with mock_over_mutual_tls(test_pki.server_cert, test_pki.server_key, test_pki.ca) as url:
+        reason = unreachable(shadow_of(url))
+    assert reason.startswith("CERTIFICATE_VERIFY_FAILED: the server's certificate is not trusted: ")
+    assert reason.endswith("(--shadow-cacert)")
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_a_backend_resetting_the_connection_mid_answer_is_a_502(shadow_of, test_pki, tls: bool) -> None:
+    context = server_context(test_pki.server_cert, test_pki.server_key) if tls else None
+    with hostile(reset_mid_answer, tls=context) as url:
+        reason = unreachable(shadow_of(url, shadow_cacert=test_pki.ca))
+    assert "reset" in reason or "closed" in reason or "incomplete" in reason.lower(), reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(large(3_000_000), id="3MB-declared"),
+        pytest.param(large(3_000_000, declared=False), id="3MB-chunked"),
+        pytest.param(endless, id="endless-chunked"),
+        pytest.param(body(gzip_bomb(64 * 1024 * 1024), Content_Encoding="gzip"), id="64KB-gzip-bomb-of-64MB"),
+    ],
+)
+def test_an_answer_over_the_bound_is_a_502_journaled(shadow_of, answer) -> None:
+    """Read as it arrives and decompressed in steps: what a backend sends past --shadow-max-body is never held
+    (the whole answer was read into memory, a gzip bomb decompressed whole, an endless answer until MemoryError)."""
+    with hostile(answer) as url:
+        reason = unreachable(shadow_of(url))
+    assert reason.startswith("an answer that cannot be used: its body is larger than --shadow-max-body 2 MiB")
+
+
+def test_a_body_that_does_not_decompress_is_a_502(shadow_of) -> None:
+    with hostile(body(b"this is no gzip", Content_Encoding="gzip")) as url:
+        reason = unreachable(shadow_of(url))
+    assert reason.startswith("an answer that cannot be used: its gzip body does not decompress")
+
+
+def test_the_deadline_is_for_the_whole_call_not_each_read(shadow_of) -> None:
+    """A byte every 0.3 s never lets one read wait 1 s: a per-read timeout let it run for as long as it dripped."""
+    with hostile(dripping(0.3)) as url:
+        reason = unreachable(shadow_of(url, shadow_timeout=1.0))
+    assert reason == "no whole answer within --shadow-timeout 1 s"
+
+
+def test_a_100000_deep_answer_is_a_divergence_never_a_500(shadow_of) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with hostile(body(deep)) as url:
+        client = shadow_of(url)
+        response = client.get(LOOKUP)
+        [divergence] = divergences(client)
+    assert response.status_code == 200 and response.content == deep  # the backend's answer, as it came
+    assert divergence["backend"]["status"] == 200
+    assert isinstance(divergence["backend"]["body"], str)  # not JSON the mock reads: its text, cut
+    assert divergence["backend"]["body"].endswith("[truncated: 200000 bytes in all]")
+
+
+def test_the_backends_html_is_served_as_sandboxed_text(shadow_of) -> None:
+    """A page navigated to a shadowed call must not run the backend's script on the mock's origin."""
+    page = b"<html><script>fetch('/__mock/events/x/cancel', {method: 'POST'})</script></html>"
+    with hostile(body(page, "text/html; charset=utf-8")) as url:
+        response = shadow_of(url).get(LOOKUP)
+    assert response.status_code == 200 and response.content == page
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["content-security-policy"] == "sandbox"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_backends_json_keeps_its_type_and_is_sandboxed_too(shadowing) -> None:
+    response = shadowing(clean_twin()).get(LOOKUP)
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert response.headers["content-security-policy"] == "sandbox"
+
+
+def test_what_divergences_keep_is_cut_per_body_and_per_session(shadow_of) -> None:
+    """Each body kept as an excerpt of its text, and the session's divergences within a bound of bytes (four
+    20 MB answers were held whole: 306 MB)."""
+    with hostile(large(1_500_000)) as url:
+        client = shadow_of(url)
+        for _ in range(4):
+            assert client.get(LOOKUP).status_code == 200  # the client gets the whole answer
+        found = divergences(client)
+    assert len(found) == 4
+    kept = found[0]["backend"]["body"]
+    assert kept.startswith('{"pad": "aaa') and kept.endswith("[truncated: 1500000 bytes in all]")
+    assert len(kept) < 64 * 1024
+    assert all(len(line) <= 1100 for d in found for line in d["differences"])
+
+
+def test_the_divergences_of_a_session_stay_within_their_bytes() -> None:
+    journal = Divergences(max_bytes=1024 * 1024)
+    answer = Answer(200, {"pad": "a" * 1_000_000})
+    for _ in range(100):
+        journal.record(Divergence(datetime.now(UTC), "GET", "/x", "getExtraordinaryEvent", None, answer, answer,
+                                  ("x" * 100_000,) * 100))  # fmt: skip
+    assert journal.size_bytes <= 1024 * 1024 and 1 <= len(journal) < 100
+    [entry, *_] = journal.entries()
+    assert len(entry["differences"]) == 50 and entry["differences"][-1] == "... and 51 more"
+
+
+def test_a_missing_shadow_tls_file_names_the_flag_and_the_path(capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(cli, "serve", lambda settings: pytest.fail("served with a missing file"))
+    missing = tmp_path / "client.pem"
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--shadow", "https://127.0.0.1:1", "--shadow-cert", str(missing)])
+    assert exited.value.code == 2
+    assert f"--shadow-cert {missing}: no such file" in capsys.readouterr().err

@@ -16,8 +16,18 @@ from pathlib import Path
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server import cli
+from mock_server import cli, probe
 from tests.planted_defects import DEFECTS, Defect, clean_twin, defective, mock_app, serve
+from tests.provider.hostile import (
+    Answer,
+    body,
+    dripping,
+    gzip_bomb,
+    hostile,
+    large,
+    mock_over_mutual_tls,
+    reset_mid_answer,
+)
 
 CHECK_LINE = re.compile(r"^(ok|differs|not run) +(\w+) +(.+)$")
 
@@ -206,7 +216,7 @@ def test_no_answer_in_time_is_a_difference_of_that_call(capsys) -> None:
         status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.3", "--concurrency", "1")
     assert status == 1
     assert "createRecipientList" in differing_operations(out)
-    assert "got no answer (ReadTimeout" in out
+    assert "got no answer (no whole answer within --timeout 0.3 s)" in out
 
 
 def _closed_port() -> int:
@@ -298,3 +308,177 @@ def test_a_provider_behind_mutual_tls_is_reached_with_cert_key_and_cacert(capsys
     assert agreed[0] == 0, agreed[1] + agreed[2]
     assert no_client_certificate[0] == 2 and "cannot be reached" in no_client_certificate[2]
     assert untrusted_server[0] == 2 and "CERTIFICATE_VERIFY_FAILED" in untrusted_server[2]
+
+
+# --- a provider that refuses, breaks or overwhelms the calls ----------------------------------------------------
+
+REFUSALS = [
+    (None, "TLSV13_ALERT_CERTIFICATE_REQUIRED: the server requires a client certificate (--cert and --key)"),
+    ("expired", "SSLV3_ALERT_CERTIFICATE_EXPIRED: the server refused the client certificate (--cert): it has expired"),
+    ("unknown-ca", "TLSV1_ALERT_UNKNOWN_CA: the server does not trust the CA that signed the client certificate "
+                   "(--cert)"),
+    ("wrong-eku", "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE: the server refused the client certificate (--cert): it is "
+                  "not for client authentication (its extended key usage)"),
+]  # fmt: skip
+
+
+def one_line(err: str) -> str:
+    """stderr holds exactly one line, no traceback: that line."""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(("variant", "reason"), REFUSALS, ids=[v or "none" for v, _ in REFUSALS])
+def test_a_refused_client_certificate_exits_2_in_one_line(capsys, test_pki, variant, reason) -> None:
+    """The alert arrives at the first read (TLS 1.3): an ssl.SSLError httpx does not wrap, which was a 76-line
+    traceback and exit 1. The words are healthcheck's (http/failures.py)."""
+    client = ["--cert", str(test_pki.client(variant)[0]), "--key", str(test_pki.client(variant)[1])] if variant else []
+    with mock_over_mutual_tls(test_pki.server_cert, test_pki.server_key, test_pki.ca) as url:
+        status, out, err = verify_provider(capsys, "--target", url, "--cacert", str(test_pki.ca), *client)
+        health = probe.check_health(url, 5, tls=probe_context(test_pki, variant))
+    assert status == 2 and out == ""
+    assert one_line(err) == f"mock-server verify-provider: the provider cannot be reached: {url}: {reason}"
+    assert health.reason.endswith(reason)  # the same words as healthcheck's
+
+
+def probe_context(test_pki, variant: str | None) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=test_pki.ca)
+    if variant is not None:
+        context.load_cert_chain(*test_pki.client(variant))
+    return context
+
+
+@pytest.mark.parametrize("flag", ["--cacert", "--cert", "--key"])
+def test_a_missing_tls_file_names_the_flag_and_the_path(capsys, test_pki, tmp_path: Path, flag: str) -> None:
+    files = {"--cacert": test_pki.ca, "--cert": test_pki.client()[0], "--key": test_pki.client()[1]}
+    files[flag] = tmp_path / "missing.pem"
+    args = [item for name, path in files.items() for item in (name, str(path))]
+    status = cli.main(["verify-provider", "--target", "https://127.0.0.1:1", *args])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert one_line(err) == (
+        f"mock-server verify-provider: the TLS files cannot be used: {flag} {tmp_path / 'missing.pem'}: no such file"
+    )
+
+
+def test_a_reset_mid_answer_exits_2_in_one_line(capsys) -> None:
+    with hostile(reset_mid_answer) as url:
+        status, out, err = verify_provider(capsys, "--target", url)
+    assert status == 2 and out == ""
+    assert one_line(err).startswith(f"mock-server verify-provider: the provider cannot be reached: {url}: ")
+
+
+def test_a_provider_dripping_its_answer_is_unreachable_within_the_timeout(capsys) -> None:
+    """A byte every 0.3 s never lets one read wait 1 s: with a deadline per read it ran for as long as it dripped."""
+    with hostile(dripping(0.3)) as url:
+        status, _, err = verify_provider(capsys, "--target", url, "--timeout", "1")
+    assert status == 2
+    assert one_line(err).endswith(f"{url}: no whole answer within --timeout 1 s")
+
+
+def provider_answering(lookup: Answer) -> ASGIApp:
+    """The clean mock, but every lookup is answered by `lookup`'s bytes (a raw HTTP answer is parsed back)."""
+    app = mock_app()
+
+    async def provider(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/event_conciliation/") and "ffff" not in scope["path"]:
+            raw = bytearray()
+
+            class Writer:
+                def write(self, data: bytes) -> None:
+                    raw.extend(data)
+
+                async def drain(self) -> None:
+                    pass
+
+            await lookup(Writer())  # type: ignore[arg-type]
+            head, _, content = bytes(raw).partition(b"\r\n\r\n")
+            headers = [tuple(line.split(b": ", 1)) for line in head.split(b"\r\n")[1:]]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": content})
+            return
+        await app(scope, receive, send)
+
+    return provider
+
+
+@pytest.mark.parametrize(
+    ("lookup", "reason"),
+    [
+        pytest.param(large(3_000_000), "its body is larger than --max-body 2 MiB", id="3MB"),
+        pytest.param(body(gzip_bomb(64 * 1024 * 1024), Content_Encoding="gzip"),
+                     "its body is larger than --max-body 2 MiB", id="gzip-bomb"),
+        pytest.param(body(b"this is no gzip", Content_Encoding="gzip"), "its gzip body does not decompress",
+                     id="bad-gzip"),
+    ],
+)  # fmt: skip
+def test_an_unusable_answer_is_a_difference_of_its_call(capsys, lookup: Answer, reason: str) -> None:
+    """Read up to --max-body, decompressed in steps; a body that does not decompress is that call's difference
+    (a bad gzip was a traceback, exit 1, and the end of every flow)."""
+    with serve(provider_answering(lookup)) as url:
+        status, out, err = verify_provider(capsys, "--target", url, "--max-body", "2MiB", "--quiet")
+    assert status == 1 and err == "", err
+    assert differing_operations(out) == {"getExtraordinaryEvent"}
+    assert f"got no answer (an answer that cannot be used: {reason}" in out
+    assert " 0 not run" in out  # every other flow ran
+
+
+def test_a_100000_deep_answer_is_a_difference_never_a_traceback(capsys) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with serve(provider_answering(body(deep))) as url:
+        status, out, err = verify_provider(capsys, "--target", url, "--quiet")
+    assert status == 1 and err == "", err
+    assert differing_operations(out) == {"getExtraordinaryEvent"}
+    assert "schema: (body): " in out
+
+
+def test_what_the_report_prints_of_a_large_answer_is_cut(capsys, tmp_path: Path) -> None:
+    """1.5 MB answers (under the bound) compared whole, printed cut: 40 MB answers printed 84 MB."""
+    report = tmp_path / "verify.xml"
+    with serve(provider_answering(large(1_500_000))) as url:
+        status, out, _ = verify_provider(capsys, "--target", url, "--report", str(report))
+    assert status == 1
+    assert max(len(line) for line in out.splitlines()) < 2500
+    assert len(out) < 200_000 and report.stat().st_size < 200_000
+
+
+def test_a_failure_in_one_flow_is_that_flows_difference(capsys, monkeypatch) -> None:
+    """An exception met in one flow no longer ends every flow of the run."""
+    from mock_server.provider import runner
+
+    compare = runner.Runner.compare
+
+    def failing(self, step, expected, actual):
+        if step.operation_id == "removeRecipient":
+            raise RuntimeError("planted")
+        return compare(self, step, expected, actual)
+
+    monkeypatch.setattr(runner.Runner, "compare", failing)
+    with serve(mock_app()) as url:
+        status, out, err = verify_provider(capsys, "--target", url, "--quiet")
+    assert status == 1 and "Traceback" not in err
+    assert {operation for verdict, operation, _ in check_lines(out) if verdict == "differs"} == {"removeRecipient"}
+    assert "differs:  the step could not be checked: RuntimeError: planted" in out
+    assert "not run  addRecipient                           lifecycle 8/10: add the CPF again (an earlier step " in out
+    assert "69 checks in 27 flows" in out
+
+
+def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) -> None:
+    """Shrinking replays shorter flows: against calls that time out, each replay cost a --timeout per step."""
+    app = mock_app()
+    calls = 0
+
+    async def only_the_first_call_answered_in_time(scope: Scope, receive: Receive, send: Send) -> None:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            await asyncio.sleep(1)
+        await app(scope, receive, send)
+
+    with serve(only_the_first_call_answered_in_time) as url:
+        status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.3", "--quiet")
+    assert status == 1
+    assert "got no answer (no whole answer within --timeout 0.3 s)" in out
+    checked = int(re.search(r"^(\d+) checks in", out, re.MULTILINE)[1])  # type: ignore[index]
+    not_run = int(re.search(r"(\d+) not run$", out, re.MULTILINE)[1])  # type: ignore[index]
+    assert calls == checked - not_run + 1  # each check once, and the first call that finds the provider there
