@@ -38,6 +38,7 @@ from mock_server.http.outbound import Outbound, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.http.tls_handshake import TlsConfig
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.scenarios.state_file import check_writable
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
@@ -680,8 +681,13 @@ def serve(settings: Settings) -> int:
     except StateFileInUse as exc:
         print(f"mock-server: {exc}", file=sys.stderr, flush=True)
         return EXIT_INVALID
-    except OSError:
-        return _serve(settings)  # no directory, or one it cannot write: the state file's own check says which
+    except OSError as exc:
+        try:
+            check_writable(settings.state_file)
+        except ScenarioError:
+            return _serve(settings)  # no directory, or one it cannot write: the state file's own check says which
+        print(f"mock-server: {settings.state_file}: cannot take its lock: {exc}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
     try:
         for temporary in remove_stale_temporaries(settings.state_file):  # a write killed halfway left it
             logging.getLogger("mock_server").info("removed %s, left by a write that never finished", temporary)

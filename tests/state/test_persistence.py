@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from mock_server import cli
 from mock_server.app import create_app
 from mock_server.probe import check_health
 from mock_server.settings import Settings
@@ -389,3 +390,22 @@ def test_the_healthcheck_fails_on_a_degraded_server_and_says_why(
         f"GET {url}/__mock/health: degraded: the state file cannot be written "
         f"(OSError: [Errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)})"
     )
+
+
+def test_a_lock_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    """A `FILE.lock` planted as a link elsewhere is refused, not written through (nor skipped: the CLI stops)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("kept")
+    (tmp_path / "state.json.lock").symlink_to(elsewhere)
+    with pytest.raises(OSError):
+        persistence.StateFileLock.take(tmp_path / "state.json")
+    assert elsewhere.read_text() == "kept"
+
+
+def test_the_command_stops_when_it_cannot_lock_a_writable_directorys_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "state.json.lock").symlink_to(tmp_path / "elsewhere")
+    assert cli.main(["--port", "0", "--state-file", str(tmp_path / "state.json")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"mock-server: {tmp_path / 'state.json'}: cannot take its lock: ")
