@@ -29,7 +29,7 @@ from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
 from mock_server.state.coverage import Coverage, OperationDoc
-from mock_server.state.persistence import StateFile, restore
+from mock_server.state.persistence import StateFile, max_file_bytes, restore
 from mock_server.state.sessions import Sessions
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
@@ -126,6 +126,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         ServedSpecs.build(specs),
         shadow_of(settings, specs),
         public_api.HANDLERS,
+        state_file,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(
@@ -159,7 +160,8 @@ def _state_file(settings: Settings, specs: Specs, loader: ScenarioLoader, sessio
         return None
     check_writable(path)
     state_check = specs.admin.check("#/components/schemas/StateFile")
-    document = read_state_file(path, state_check, loader, sessions.scenarios)
+    largest = max_file_bytes(settings.bounds, settings.max_sessions)
+    document = read_state_file(path, state_check, loader, sessions.scenarios, largest)
     if document is not None:
         try:
             restore(sessions, document, loader.build)

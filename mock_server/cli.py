@@ -33,12 +33,13 @@ from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.outbound import Outbound, TlsFileError, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
+from mock_server.scenarios.state_file import check_writable
 from mock_server.server import Server
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
-from mock_server.state.persistence import StateFile
+from mock_server.state.persistence import StateFile, StateFileInUse, StateFileLock, remove_stale_temporaries
 
 EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
@@ -382,7 +383,8 @@ def _parser() -> argparse.ArgumentParser:
         default=environment.default("state_file") or None,
         metavar="FILE",
         help="keep the whole server's state in FILE: read at start (a file that cannot be read back stops the start, "
-        "exit 2, and is never written over), written atomically every --state-interval seconds and on SIGTERM",
+        "exit 2, and is never written over), written atomically every --state-interval seconds and on SIGTERM; one "
+        "server a file (a lock on FILE.lock: a second server exits 2)",
     )
     parser.add_argument(
         "--state-interval",
@@ -580,9 +582,33 @@ def ready_banner(scenario: str, events: int, accounts: int) -> str:
 
 
 def serve(settings: Settings) -> int:
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if settings.state_file is None:
+        return _serve(settings)
+    # One server a state file, for as long as it runs (state/persistence.py): taken before the file is read.
+    try:
+        lock = StateFileLock.take(settings.state_file)
+    except StateFileInUse as exc:
+        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    except OSError as exc:
+        try:
+            check_writable(settings.state_file)
+        except ScenarioError:
+            return _serve(settings)  # no directory, or one it cannot write: the state file's own check says which
+        print(f"mock-server: {settings.state_file}: cannot take its lock: {exc}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    try:
+        for temporary in remove_stale_temporaries(settings.state_file):  # a write killed halfway left it
+            logging.getLogger("mock_server").info("removed %s, left by a write that never finished", temporary)
+        return _serve(settings)
+    finally:
+        lock.release()
+
+
+def _serve(settings: Settings) -> int:
     from mock_server.app import create_app  # after argument errors are out of the way
 
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         context = server_tls_context(settings)
     except TlsSetupError as exc:

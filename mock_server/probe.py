@@ -74,9 +74,13 @@ def check_health(base_url: str, timeout: float, tls: ssl.SSLContext | None = Non
     if response.status != 200:
         return Verdict(False, f"{where} answered {response.status}: {body[:200].decode('utf-8', 'replace')}")
     try:
-        status = json.loads(body).get("status")
+        health = json.loads(body)
+        status = health.get("status")
     except (ValueError, AttributeError):
         status = None
+    if status == "degraded":  # it answers, but what it acknowledges may not survive a restart
+        problem = (health.get("state_file") or {}).get("error")
+        return Verdict(False, f"{where}: degraded: the state file cannot be written ({problem})")
     if status != "ok":
         return Verdict(False, f"{where} answered 200 but not a mock server's health: {body[:200]!r}")
     return Verdict(True, f"{where}: ok")

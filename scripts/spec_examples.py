@@ -16,10 +16,11 @@ from urllib.parse import quote, unquote
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
-# Statuses no example request can provoke (a body over 1 MiB, a media type the operation does not take, a server
-# fault, a session filled to its bound): their examples name an X-Mock-Session in which a fault of that status is
-# injected first. A 409 example that names no session (account_already_registered) is provoked as it is.
-FAULTED_STATUSES = frozenset({"409", "413", "415", "500"})
+# Statuses no example request can provoke (a browser's call from another origin, a body over 1 MiB, a media type the
+# operation does not take, a server fault, a session filled to its bound): their examples name an X-Mock-Session in
+# which a fault of that status is injected first. A 409 example that names no session (account_already_registered)
+# is provoked as it is.
+FAULTED_STATUSES = frozenset({"403", "409", "413", "415", "500"})
 
 
 @dataclass

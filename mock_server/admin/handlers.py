@@ -70,7 +70,14 @@ def _conciliation_key_clashes(store: Store, base_index: ConciliationIndex, data:
 
 def health(call: Call) -> Reply:
     # The scenario the named session runs on, or would start from: health never makes a session.
-    return Reply(200, {"status": "ok", "scenario": call.server.sessions.scenario_of(call.session_name).name})
+    scenario = call.server.sessions.scenario_of(call.session_name).name
+    state_file = call.server.state_file
+    if state_file is None:
+        return Reply(200, {"status": "ok", "scenario": scenario})
+    # Still 200: the server answers, but what it acknowledges may not survive a restart; a probe reads `status`.
+    written = state_file.health()
+    status = "ok" if written["error"] is None else "degraded"
+    return Reply(200, {"status": status, "scenario": scenario, "state_file": written})
 
 
 def reset(call: Call) -> Reply:

@@ -27,19 +27,33 @@ server never grants. A request with none of them comes from a program (curl, htt
 could send `X-Mock-Admin` as easily as anything else: asking it of them protects nothing, and the contract's
 `POST /__mock/reset` takes no body. So programs are held to neither rule: rule 1 never sees `Origin` or
 `Sec-Fetch-*` from them, and rule 2 asks nothing of them.
+
+Rule 2's exception for a body is an allowlist, not a denylist of the form types: a page sends more types than the
+form's without a preflight (`text/ping` for `<a ping>`, `application/csp-report` for a CSP report), so only the
+types the admin operations take (admin/openapi.yaml's request bodies: JSON and YAML, none of them CORS-safelisted)
+stand in for the header.
+
+The public API holds to rule 1 alone, with no exception for a navigation (`foreign_page`): a page on another site
+that makes the browser send a lookup (an `<img>`, a `no-cors` fetch, a link) reads nothing of the answer, but the
+call would count toward a session's schedules (`after_lookups`), land in its journal, and so in `verify` and the
+Pact, and make the session it names. Programs send neither header; the mock's own pages are `same-origin`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from mock_server.domain.errors import AdminHeaderRequired, ApiError, CrossOriginRequest, bounded_text
+from mock_server.wire.headers import RawHeaders
 
 ADMIN_HEADER = "X-Mock-Admin"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 # The Content-Types a simple request may carry (the Fetch standard's CORS-safelisted request-header).
 FORM_CONTENT_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"})
+# The media types the admin operations' request bodies take (admin/openapi.yaml; tests/http/test_cross_origin.py
+# holds the two equal): a body of one of them stands in for the admin header, as no page sends one unasked.
+ADMIN_BODY_TYPES = frozenset({"application/json", "application/yaml", "application/x-yaml", "text/yaml"})
 # Headers a browser adds to the requests of a page (a program sends none of them unless told to).
 BROWSER_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest")
 # How every browser's User-Agent starts (Netscape's compatibility token; Presto-era Opera wrote its own name).
@@ -69,24 +83,52 @@ def _navigation(method: str, headers: Mapping[str, str]) -> bool:
     )
 
 
+def _foreign(site: str | None, origin: str | None, host: str | None) -> str | None:
+    """What a browser said of a request from a page on another origin (`Sec-Fetch-Site: cross-site`), or None
+    when it said the page is this origin's, or nothing at all (not a browser, or one too old to say)."""
+    if site is not None:
+        return f"Sec-Fetch-Site: {bounded_text(site, 40)}" if site.strip().lower() not in OWN_SITES else None
+    if origin is not None:
+        return f"Origin: {bounded_text(origin, 100)}" if not _same_origin(origin, host) else None
+    return None
+
+
 def foreign_origin(method: str, headers: Mapping[str, str]) -> ApiError | None:
     """Rule 1: the refusal of a request a browser sent for a page on another origin, or None (`headers` by
     lower-case name)."""
-    site = headers.get("sec-fetch-site")
-    origin = headers.get("origin")
-    if site is not None:
-        foreign = site.strip().lower() not in OWN_SITES
-        said = f"Sec-Fetch-Site: {bounded_text(site, 40)}"
-    elif origin is not None:
-        foreign = not _same_origin(origin, headers.get("host"))
-        said = f"Origin: {bounded_text(origin, 100)}"
-    else:
-        return None  # not a browser, or one too old to say: rule 2 still holds for what changes state
-    if not foreign or _navigation(method, headers):
-        return None
+    said = _foreign(headers.get("sec-fetch-site"), headers.get("origin"), headers.get("host"))
+    if said is None or _navigation(method, headers):
+        return None  # rule 2 still holds for what changes state
     return CrossOriginRequest(
         f"The admin API refuses requests from pages on other origins ({said}): a web page must not drive the mock "
         "or read its state. Open the dashboard (/__mock/ui) on this server instead."
+    )
+
+
+def foreign_page(raw_headers: RawHeaders) -> ApiError | None:
+    """Rule 1 for the public API: the refusal of a call a browser sent for a page on another origin, a navigation
+    included, or None. Read from the headers as the ASGI server gives them, in one walk: every public call asks."""
+    site = origin = host = None
+    for name, value in raw_headers:
+        if name == b"sec-fetch-site":
+            site = site or value
+        elif name == b"origin":
+            origin = origin or value
+        elif name == b"host":
+            host = host or value
+    if site is None and origin is None:
+        return None  # a program (nearly every call): nothing to decode
+    said = _foreign(
+        None if site is None else site.decode("latin-1"),
+        None if origin is None else origin.decode("latin-1"),
+        None if host is None else host.decode("latin-1"),
+    )
+    if said is None:
+        return None
+    return CrossOriginRequest(
+        f"The API refuses calls from pages on other origins ({said}): a web page must not act in a session behind "
+        "a test (a lookup counts toward its schedules and lands in its journal). Call it from a program, or from "
+        "the interactive docs (/__mock/docs) on this server."
     )
 
 
@@ -97,15 +139,18 @@ def from_a_browser(headers: Mapping[str, str]) -> bool:
     return headers.get("user-agent", "").lstrip().lower().startswith(BROWSER_AGENTS)
 
 
-def lacks_admin_header(method: str, headers: Mapping[str, str], bearer_checked: bool) -> ApiError | None:
+def lacks_admin_header(
+    method: str, headers: Mapping[str, str], bearer_checked: bool, body_types: Collection[str] = ADMIN_BODY_TYPES
+) -> ApiError | None:
     """Rule 2: the refusal of a state-changing call that a simple cross-origin request could have sent, or None.
-    `bearer_checked`: the call carried the server's admin token."""
+    `bearer_checked`: the call carried the server's admin token; `body_types`: the media types (lower case) the
+    operation's body takes, which no page sends without a preflight."""
     if method in SAFE_METHODS or bearer_checked or not from_a_browser(headers):
         return None
     if ADMIN_HEADER.lower() in headers or "x-mock-session" in headers:
         return None
     content_type = headers.get("content-type")
-    if content_type is not None and content_type.partition(";")[0].strip().lower() not in FORM_CONTENT_TYPES:
+    if content_type is not None and content_type.partition(";")[0].strip().lower() in body_types:
         return None
     return AdminHeaderRequired(
         f"A {method} to the admin API from a browser needs the header {ADMIN_HEADER}: 1 (or X-Mock-Session, or a "

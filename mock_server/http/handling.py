@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mock_server.spec.openapi import SchemaCheck, Specs
     from mock_server.spec.served import ServedSpecs
     from mock_server.state.coverage import Coverage
+    from mock_server.state.persistence import StateFile
     from mock_server.state.sessions import Session, Sessions
 
 
@@ -41,6 +42,7 @@ class ServerContext:
     # The public API's handlers by operationId (api/handlers.HANDLERS, handed in by the porch): the Pact export
     # replays journaled calls through them, the way the API answered them.
     public_handlers: Mapping[str, Handler] = field(default_factory=dict)
+    state_file: StateFile | None = None  # --state-file's writer: health reports a write that failed
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """The road every API call takes, as named steps over one `Exchange` (the request being answered):
 
-    authorize (admin: the cross-origin rules, the token) -> open the session -> injected fault? -> read the body
-    -> validate against the spec -> the handler -> respond (check against the spec, render, journal)
+    authorize (admin: the cross-origin rules, the token; public: the origin) -> open the session -> injected fault?
+    -> read the body -> validate against the spec -> the handler -> respond (check against the spec, render, journal)
 
 Handlers see only a validated `Call` and answer a `Reply` (the contract: http/handling.py); everything HTTP stays
 here.
@@ -110,7 +110,9 @@ class OperationRunner:
         # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
         # semantics there): judging it would answer a 413/415 the operation does not document.
         self._takes_body = operation.body is not None or operation.body_required
-        self._authorizes = not public  # every admin call: its origin, then the token (the public API: neither)
+        self._authorizes = not public  # every admin call: its origin, then the token (the public API: its origin)
+        # What a browser's body may be to stand in for the admin header: what this operation takes (none: the header).
+        self._body_types = frozenset(media_type.lower() for media_type in operation.body_media_types)
         self._opens_none = session_use is SessionUse.NONE
         self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
         self._validates_responses = server.settings.validate_responses  # settings are frozen
@@ -121,6 +123,8 @@ class OperationRunner:
         try:
             if self._authorizes:
                 self._authorize(exchange)
+            elif (refusal := cross_origin.foreign_page(exchange.raw_headers)) is not None:
+                raise refusal  # before the session is opened: a page makes none, counts no lookup, is not journaled
             self._open_session(exchange)
             session = exchange.session
             # Faults are looked for only when some are armed: no coroutine to make for nearly every call.
@@ -174,7 +178,7 @@ class OperationRunner:
                     "The admin API needs Authorization: Bearer TOKEN.", headers={"WWW-Authenticate": "Bearer"}
                 )
             bearer_checked = True
-        refusal = refusal or cross_origin.lacks_admin_header(method, headers, bearer_checked)
+        refusal = refusal or cross_origin.lacks_admin_header(method, headers, bearer_checked, self._body_types)
         if refusal is not None:
             raise refusal
 

@@ -31,8 +31,9 @@ def _stop(file: str, message: str, line: int = 1, column: int = 1) -> ScenarioEr
 
 
 def check_writable(path: Path) -> None:
-    """Stop the start now, rather than at the first write, when the file's directory cannot take it."""
-    directory = path.parent
+    """Stop the start now, rather than at the first write, when the file's directory cannot take it (the directory
+    of the file a symlink names: that is where it is written)."""
+    directory = Path(os.path.realpath(path)).parent
     if not directory.is_dir():
         raise _stop(shown(path), f"cannot be written: there is no directory {shown(directory)}")
     if not os.access(directory, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.R_OK)):
@@ -40,10 +41,15 @@ def check_writable(path: Path) -> None:
 
 
 def read_state_file(
-    path: Path, state_check: SchemaCheck, loader: ScenarioLoader, scenarios: Container[str]
+    path: Path,
+    state_check: SchemaCheck,
+    loader: ScenarioLoader,
+    scenarios: Container[str],
+    max_bytes: int | None = None,
 ) -> dict[str, Any] | None:
     """The checked document of the state file at `path`, None when there is none yet (the first start), or
-    ScenarioError with every problem found. `scenarios`: the names the fixtures hold."""
+    ScenarioError with every problem found. `scenarios`: the names the fixtures hold; `max_bytes`: the largest file
+    the server's bounds let it write (state/persistence.max_file_bytes), refused before a byte is read."""
     file = shown(path)
     try:
         status = path.stat()
@@ -53,10 +59,35 @@ def read_state_file(
         raise _stop(file, f"cannot be read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(status.st_mode):
         raise _stop(file, "is not a regular file")
+    if max_bytes is not None and status.st_size > max_bytes:
+        raise _stop(file, _too_large(status.st_size, max_bytes))
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as stream:
+            raw = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
+        if max_bytes is not None and len(raw) > max_bytes:  # it grew since: something else is writing it
+            raise _stop(file, _too_large(len(raw), max_bytes))
+        return _checked(file, raw, state_check, loader, scenarios)
     except OSError as exc:
         raise _stop(file, f"cannot be read: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise _stop(
+            file,
+            f"is {status.st_size:,} bytes, more than this process has the memory to read back: give it more memory, "
+            "or move the file away to start afresh",
+        ) from None
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return (
+        f"is {size:,} bytes, more than a server held to these bounds writes ({max_bytes:,}: --max-sessions times "
+        f"--max-session-bytes, and room for the rest): {WRITTEN_WHOLE}, or start with the bounds it was written under"
+    )
+
+
+def _checked(
+    file: str, raw: bytes, state_check: SchemaCheck, loader: ScenarioLoader, scenarios: Container[str]
+) -> dict[str, Any] | None:
+    """The document `raw` holds, checked whole (read_state_file)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -14,14 +14,22 @@ not state), and the sessions' bytes are kept as counted.
 
 The file is JSON, one session a line; `scenarios/state_file.py` reads and checks it (every problem placed at its
 line and column) before `restore` builds anything.
+
+One server at a time: `mock-server` holds an exclusive lock (`flock`) on `FILE.lock` beside the file while it runs
+(`StateFileLock`), and a second server on the same file stops at start naming the holder written in it; two servers
+renaming their states over each other lost acknowledged writes. A symlink is written through: the file it points
+to is replaced, the link stays. A write that fails is kept as the writer's `problem`, shown by `/__mock/health`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
+import re
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -40,7 +48,8 @@ from mock_server.domain.conversions import (
     event_to_scenario,
 )
 from mock_server.domain.models import Account, Event, Scenario
-from mock_server.state.evictions import Tombstone
+from mock_server.state.bounds import Bounds
+from mock_server.state.evictions import RECORD_BYTES, Tombstone
 from mock_server.state.export import state_document
 from mock_server.state.schedules import Schedule, Schedules, plan_from_json, plan_to_json
 from mock_server.state.sessions import Session, Sessions
@@ -50,6 +59,12 @@ from mock_server.state.store import Store, StoreCopy
 FORMAT = "mock-server-state"
 VERSION = 1
 DEFAULT_INTERVAL = 5.0  # seconds between writes: what a SIGKILL may lose
+LOCK_SUFFIX = ".lock"
+# A session's line beyond the bytes its bound counts (its name, clock, ids, the JSON around them), counted high. The
+# bytes counted are an estimate of memory: a session filled to its bound wrote a line a quarter of them.
+SESSION_LINE_EXTRA = 64 * 1024
+# What mkstemp names a write's temporary file (prefix, 8 of its letters, suffix): see write_atomically.
+_TEMPORARY = r"\.{name}\.[a-z0-9_]{{8}}\.tmp"
 
 log = logging.getLogger("mock_server")
 
@@ -199,8 +214,22 @@ def file_text(lines: Iterable[bytes], evictions: int, evicted: Iterable[Tombston
     return opening + b",\n".join(lines) + b"\n]}\n"
 
 
+def real_path(path: Path) -> Path:
+    """The file `path` names, through every symlink (the file need not exist yet): what is written and locked."""
+    return Path(os.path.realpath(path))
+
+
+def max_file_bytes(bounds: Bounds, max_sessions: int) -> int:
+    """The largest state file a server held to these bounds writes: every session full, every eviction record
+    kept. A larger file was not written by such a server, and is refused before it is read (its reading would hold
+    many times its size in memory)."""
+    return max_sessions * (bounds.max_session_bytes + SESSION_LINE_EXTRA) + RECORD_BYTES + SESSION_LINE_EXTRA
+
+
 def write_atomically(path: Path, data: bytes) -> None:
-    """`data` as the whole of `path`: written beside it, synced, renamed over it, the directory synced."""
+    """`data` as the whole of `path` (through a symlink: the link stays, the file it names is replaced): written
+    beside it, synced, renamed over it, the directory synced."""
+    path = real_path(path)
     directory = path.parent
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
@@ -220,14 +249,91 @@ def write_atomically(path: Path, data: bytes) -> None:
         os.close(directory_handle)
 
 
+def stale_temporaries(path: Path) -> list[Path]:
+    """The temporary files a write of `path` left beside it (a writer killed between mkstemp and the rename)."""
+    path = real_path(path)
+    pattern = re.compile(_TEMPORARY.format(name=re.escape(path.name)))
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    return [path.parent / name for name in sorted(names) if pattern.fullmatch(name)]
+
+
+# --- one server a file --------------------------------------------------------------------------------------------
+
+
+class StateFileInUse(Exception):
+    """Another process holds the state file's lock."""
+
+
+class StateFileLock:
+    """An exclusive `flock` on `FILE.lock`, beside the file the state file names (through symlinks), for as long as
+    the server runs. The lock is the kernel's: it goes with the process, however it ends, and a lock file a dead
+    server left is no obstacle. The holder writes who it is into the file, for the one it stops."""
+
+    def __init__(self, path: Path, handle: int) -> None:
+        self.path = path
+        self._handle: int | None = handle
+
+    @classmethod
+    def take(cls, state_file: Path) -> StateFileLock:
+        """The lock of `state_file`, or StateFileInUse naming its holder; OSError when the lock file cannot be
+        opened (a missing or read-only directory: the state file's own check says so)."""
+        lock = real_path(state_file).with_name(real_path(state_file).name + LOCK_SUFFIX)
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(handle, 512, 0).decode("utf-8", "replace").strip()
+            os.close(handle)
+            raise StateFileInUse(
+                f"{state_file}: another server uses this state file ({holder or 'a process that is just starting'}; "
+                f"its lock is {lock}): two servers on one file lose each other's writes. Stop it, or give this one "
+                "a --state-file of its own"
+            ) from None
+        except BaseException:
+            os.close(handle)
+            raise
+        since = datetime.now(UTC).isoformat(timespec="seconds")
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"pid {os.getpid()} on host {socket.gethostname()}, since {since}\n".encode(), 0)
+        return cls(lock, handle)
+
+    def release(self) -> None:
+        """Let the next server take it (the file stays: removing it would race with one opening it)."""
+        if self._handle is not None:
+            os.close(self._handle)
+            self._handle = None
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove what `stale_temporaries` finds; only the holder of the lock may (another server's write would be
+    cut off). Returns what was removed."""
+    removed = []
+    for temporary in stale_temporaries(path):
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+            removed.append(temporary)
+    return removed
+
+
 # --- the writer ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WriteProblem:
+    """The last write failed: why, and since when writes have been failing (UTC)."""
+
+    error: str
+    since: datetime
 
 
 class StateFile:
     """Writes the server's state to `path`: every `interval` seconds when anything moved (`run`, on the event
     loop, each write in a worker thread), and once more when the server stops (`save`, after the last request).
-    One write at a time; a write that fails is logged and tried again at the next turn, and never leaves the file
-    half-written."""
+    One write at a time; a write that fails is logged, kept as `problem` (health shows it) and tried again at the
+    next turn, and never leaves the file half-written."""
 
     def __init__(self, path: Path, sessions: Sessions, interval: float = DEFAULT_INTERVAL) -> None:
         self.path = path
@@ -240,6 +346,22 @@ class StateFile:
         self._taken = self._renamed = 0  # the writes taken on the loop, and the latest renamed into place
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="state-file")
         self.writes = 0
+        self.written_at: datetime | None = None  # the last write renamed into place
+        self.problem: WriteProblem | None = None  # the last write failed (a full disk): what health reports
+
+    def _failed(self, error: BaseException) -> None:
+        since = self.problem.since if self.problem is not None else datetime.now(UTC)
+        self.problem = WriteProblem(f"{type(error).__name__}: {error}", since)
+
+    def health(self) -> dict[str, Any]:
+        """The admin spec's HealthStateFile: where, when last written, what failed since."""
+        problem = self.problem
+        return {
+            "path": str(self.path),
+            "written_at": _instant(self.written_at),
+            "error": None if problem is None else problem.error,
+            "failing_since": None if problem is None else _instant(problem.since),
+        }
 
     def _take(self) -> Callable[[], bytes] | None:
         """On the event loop: what to write, as work for any thread; None when nothing moved since the last
@@ -277,29 +399,40 @@ class StateFile:
                 self._lines = lines
                 self._written_generation = generation
                 self.writes += 1
+                self.written_at = datetime.now(UTC)
+                self.problem = None
             return text
 
         return work
 
     def save(self) -> None:
-        """Write now, on this thread (the server has stopped: nothing else moves)."""
+        """Write now, on this thread (the server has stopped: nothing else moves); OSError when it fails."""
         work = self._take()
         if work is not None:
-            work()
+            try:
+                work()
+            except OSError as exc:
+                self._failed(exc)
+                raise
+
+    async def turn(self) -> None:
+        """Write what moved, off the event loop; a failure is logged and kept as `problem`, never raised."""
+        try:
+            work = self._take()
+            if work is not None:
+                await asyncio.get_running_loop().run_in_executor(self._worker, work)
+        except OSError as exc:
+            self._failed(exc)
+            log.error("the state file %s could not be written (again in %g s): %s", self.path, self.interval, exc)
+        except Exception as exc:  # a bug: the writes must go on all the same, and the log says what went wrong
+            self._failed(exc)
+            log.exception("the state file %s could not be written (again in %g s)", self.path, self.interval)
 
     async def run(self) -> None:
         """Every `interval` seconds, write what moved, off the event loop; until cancelled."""
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.interval)
-            try:
-                work = self._take()
-                if work is not None:
-                    await loop.run_in_executor(self._worker, work)
-            except OSError as exc:
-                log.error("the state file %s could not be written (again in %g s): %s", self.path, self.interval, exc)
-            except Exception:  # a bug: the writes must go on all the same, and the log says what went wrong
-                log.exception("the state file %s could not be written (again in %g s)", self.path, self.interval)
+            await self.turn()
 
 
 # --- read back at start -------------------------------------------------------------------------------------------

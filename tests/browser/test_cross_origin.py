@@ -104,6 +104,23 @@ window.attack = async function () {
 """
 
 
+# Issue 33: a page that makes the browser look an event up, in a test's session named in the URL, as a page can
+# without reading anything: images (the finding: three `<img>` lookups paid an `after_lookups` schedule) and no-cors
+# fetches (`no-store`: no cache answers in the server's place).
+LOOKUP_PAGE = """<!doctype html>
+<html><body><script>
+window.lookups = async function (session) {
+  const url = "MOCK/__session/" + session + "/event_conciliation/extraordinary_event/PENDING";
+  for (let i = 0; i < 3; i++) {
+    await new Promise((done) => { const image = new Image(); image.onload = image.onerror = done; image.src = url; });
+    await fetch(url, {mode: "no-cors", cache: "no-store"}).catch(() => null);
+  }
+  return true;
+};
+</script></body></html>
+"""
+
+
 def attack_page(mock: str) -> bytes:
     page = ATTACK_PAGE.replace("MOCK", mock).replace("PENDING", PENDING).replace("PARTIAL", PARTIAL)
     return page.replace("FAULT", json.dumps(FAULT)).encode()
@@ -112,10 +129,14 @@ def attack_page(mock: str) -> bytes:
 @pytest.fixture(scope="module")
 def attacker(server: Server) -> Iterator[int]:
     """Another HTTP server on this machine (another port: another origin), serving the attack page at /."""
-    body = attack_page(server.url)
+    pages = {
+        "/": attack_page(server.url),
+        "/lookups.html": LOOKUP_PAGE.replace("MOCK", server.url).replace("PENDING", PENDING).encode(),
+    }
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body = pages.get(self.path, pages["/"])
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -251,3 +272,35 @@ def test_the_dashboard_still_works_from_its_own_origin(browser: Browser, server:
     assert not watch.errors, watch.errors
     with server.client() as client:
         assert client.get(f"/event_conciliation/extraordinary_event/{PARTIAL}").json()["status"] == "canceled"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"], ids=["same-site (another port)", "cross-site"])
+def test_lookups_from_a_page_on_another_origin_neither_fire_a_schedule_nor_land_in_the_journal(
+    browser: Browser, server: Server, attacker: int, host: str
+) -> None:
+    """Issue 33: three `<img>` lookups from http://localhost:OTHER paid the `after_lookups` schedule of a test's
+    session and wrote three entries into its journal, which `verify` and the Pact then saw."""
+    session = f"job-{host.replace('.', '-')}"
+    with server.client(session) as client:
+        assert client.post("/__mock/reset").status_code == 200
+        schedule = {"action": "pay", "after_lookups": 3}
+        assert client.post(f"/__mock/events/{PENDING}/schedule", json=schedule).status_code == 201
+    page, _, context = open_page(browser, server.url)
+    answers: list[Seen] = []
+    page.on(
+        "response", lambda response: answers.append(seen(response)) if response.url.startswith(server.url) else None
+    )
+    try:
+        page.goto(f"http://{host}:{attacker}/lookups.html")
+        page.evaluate("session => window.lookups(session)", session)
+    finally:
+        context.close()
+    assert len(answers) >= 3, answers  # the browser did send them
+    assert all(status == 403 and not cors for _, status, cors, _ in answers), answers
+    with server.client(session) as client:
+        assert client.get("/__mock/requests").json() == {"requests": []}
+        (scheduled,) = client.get("/__mock/schedules").json()["schedules"]
+        assert scheduled["state"] == "pending" and scheduled["lookups"] == 0, scheduled
+        # the test's own three lookups find the event unpaid, and pay it at the third, as the schedule says
+        statuses = [client.get(f"/event_conciliation/extraordinary_event/{PENDING}").json()["status"] for _ in "123"]
+        assert statuses == ["pending_conciliation", "pending_conciliation", "paid"]

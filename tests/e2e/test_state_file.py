@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -197,7 +199,8 @@ def test_a_damaged_state_file_stops_the_start_with_its_place_and_is_never_writte
         assert "no scenario 'gone'" in first
     assert state_file.read_bytes() == broken  # untouched: byte for byte
     assert state_file.stat().st_mtime_ns == before.st_mtime_ns
-    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # and no temporary file left beside it
+    # and no temporary file left beside it (the lock file of the server that stopped stays: see test_one_server_...)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.lock"]
 
 
 def test_an_unreadable_state_file_stops_the_start(tmp_path: Path) -> None:
@@ -235,3 +238,85 @@ def test_the_docs_show_what_the_server_prints_for_a_damaged_file(tmp_path: Path)
         timeout=60,
     )
     assert result.stdout.splitlines() == shown
+
+
+# --- issue 33: one server a file, a size bound before reading, stale temporaries -----------------------------------
+
+
+def test_one_server_holds_a_state_file_and_a_second_exits_2_naming_it(tmp_path: Path) -> None:
+    """Two servers on one file (`docker compose --scale`, two replicas on one volume) both started, each renaming its
+    state over the other's: after a restart one server's acknowledged write was gone."""
+    state_file = tmp_path / "state.json"
+    link = tmp_path / "same-file.json"
+    link.symlink_to(state_file)
+    with live_server("--state-file", str(state_file)) as first, _client(first) as http:
+        written = _write_state(http)
+        for name in (state_file, link):  # by its name, and by another name for the same file
+            second = _start("--state-file", str(name), "--state-interval", "0.1")
+            assert second.returncode == 2, second.stderr
+            assert "ready" not in second.stdout
+            (line,) = second.stderr.strip().splitlines()  # one line, no traceback
+            assert line.startswith(f"mock-server: {name}: another server uses this state file"), line
+            assert f"pid {first.proc.pid} on host {socket.gethostname()}" in line, line
+            assert f"{state_file}.lock" in line
+        assert _read_state(http) == written  # the first server goes on, and its file is its own
+    with live_server("--state-file", str(link)) as again, _client(again) as http:  # free once it stopped
+        assert _read_state(http) == written
+
+
+def test_temporaries_left_by_killed_writes_are_removed_at_start(tmp_path: Path) -> None:
+    state_file = tmp_path / "state.json"
+    left = tmp_path / ".state.json.q1w2e3r4.tmp"  # what a SIGKILL between a write and its rename leaves
+    other = tmp_path / ".other.json.q1w2e3r4.tmp"  # another state file's: not this server's to remove
+    for file in (left, other):
+        file.write_bytes(b'{"format": "mock-server-state", "ver')
+    with live_server("--state-file", str(state_file)) as server, _client(server) as http:
+        assert http.get("/__mock/health").json()["status"] == "ok"
+        assert not left.exists()
+        assert other.exists()
+
+
+def _limited_start(memory: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mock-server ARGS` in a process that may use `memory` bytes of address space: a container's memory limit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCK_SERVER_")}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    return subprocess.run(
+        [sys.executable, "-m", "mock_server", "--port", "0", *args],
+        cwd=REPOSITORY,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+    )
+
+
+BIG = 3 * 1024**3  # a sparse file: no disk taken, but 3 GiB to read
+
+
+def test_a_state_file_larger_than_the_bounds_allow_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """Issue 33: a 270 MB foreign file ran the start out of memory (a traceback, exit 1)."""
+    state_file = tmp_path / "state.json"
+    with state_file.open("wb") as out:
+        out.truncate(BIG)
+    result = _limited_start(
+        1536 * 1024**2, "--state-file", str(state_file), "--max-sessions", "4", "--max-session-bytes", "16MiB"
+    )
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"{state_file}:1:1: ") and f"is {BIG:,} bytes, more than a server held to" in line, line
+    assert state_file.stat().st_size == BIG
+
+
+def test_a_state_file_too_big_for_the_memory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Within the default bounds (256 sessions of 64 MiB), but more than the process may hold: still no traceback."""
+    state_file = tmp_path / "state.json"
+    with state_file.open("wb") as out:
+        out.truncate(BIG)
+    result = _limited_start(1536 * 1024**2, "--state-file", str(state_file))
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"{state_file}:1:1: ") and "more than this process has the memory to read" in line, line

@@ -1,6 +1,7 @@
-"""The admin plane against web pages (http/cross_origin.py, issue 24): what a browser sends for a page on another
-origin is refused, and a call that changes state needs what no simple cross-origin request can carry. Through HTTP
-in process, with a client that sends only what each test names (the `client` fixture sends X-Mock-Admin)."""
+"""The mock against web pages (http/cross_origin.py, issues 24 and 33): what a browser sends for a page on another
+origin is refused, by the admin plane and the public API alike, and an admin call that changes state needs what no
+simple cross-origin request can carry. Through HTTP in process, with a client that sends only what each test names
+(the `client` fixture sends X-Mock-Admin)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from mock_server.http.cross_origin import foreign_origin, from_a_browser, lacks_admin_header
+from mock_server.http.cross_origin import (
+    ADMIN_BODY_TYPES,
+    foreign_origin,
+    foreign_page,
+    from_a_browser,
+    lacks_admin_header,
+)
 from mock_server.spec.openapi import Specs, load_specs
-from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
+from tests.default_scenario import FULL_ACCOUNT, PARTIALLY_PAID_EVENT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import WatchedTestClient, assert_error
 
 # What a page on http://evil.test sends with fetch(..., {mode: "no-cors"}) or a form, as chromium writes it.
@@ -142,6 +149,38 @@ def test_what_no_page_can_send_to_another_origin_lets_the_call_in(
     assert bare.get(PENDING_EVENT_PATH).json()["status"] == "paid"
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/ping", "application/csp-report", "application/reports+json", "application/x-unknown", "image/png"],
+)
+def test_only_a_body_of_a_type_the_operation_takes_counts(bare: WatchedTestClient, content_type: str) -> None:
+    """Issue 33: `<a ping>` sends text/ping and a CSP report application/csp-report, with no preflight; the fallback
+    once took any type but the form's, and such a call canceled an event and took and restored a snapshot."""
+    before = world(bare)
+    headers = {"Content-Type": content_type, **OLD_BROWSER}
+    for path in (f"/__mock/events/{PARTIALLY_PAID_EVENT}/cancel", "/__mock/snapshots/pinged"):
+        assert_error(bare.post(path, content=b"PING", headers=headers), 403, "admin_header_required")
+    bare.post("/__mock/snapshots/kept", headers={"X-Mock-Admin": "1"})
+    restore = bare.post("/__mock/snapshots/kept/restore", content=b"PING", headers=headers)
+    assert_error(restore, 403, "admin_header_required")
+    bare.delete("/__mock/snapshots/kept", headers={"X-Mock-Admin": "1"})
+    assert world(bare) == before
+
+
+def test_the_bodies_that_count_are_the_ones_the_admin_spec_takes(specs: Specs) -> None:
+    taken = {media_type.lower() for op in specs.admin.operations.values() for media_type in op.body_media_types}
+    assert taken == ADMIN_BODY_TYPES
+    assert not {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"} & taken
+
+
+def test_a_body_counts_only_for_an_operation_that_takes_it(bare: WatchedTestClient) -> None:
+    """YAML stands in for the header where a state document is loaded, not on a bodyless cancel."""
+    yaml = {"Content-Type": "application/yaml", **OLD_BROWSER}
+    assert_error(bare.post(f"/__mock/events/{PENDING_EVENT}/cancel", headers=yaml), 403, "admin_header_required")
+    document = bare.get("/__mock/state", params={"format": "yaml"}).text
+    assert bare.put("/__mock/state", content=document.encode(), headers=yaml).status_code == 200
+
+
 def test_a_json_body_is_enough(bare: WatchedTestClient) -> None:
     assert bare.post("/__mock/reset", json={}).status_code == 200
     assert bare.post("/__mock/faults", json={"operation_id": "getExtraordinaryEvent"}).status_code == 201
@@ -245,14 +284,128 @@ def test_no_answer_carries_a_cors_permission(bare: WatchedTestClient) -> None:
         assert not [name for name in response.headers if name.lower().startswith("access-control-")]
 
 
-def test_the_public_api_is_left_to_the_host_rule(bare: WatchedTestClient) -> None:
-    """No CORS header: a page on another origin reads nothing of it, and its writes need a JSON body (a preflight)."""
-    assert bare.get(PENDING_EVENT_PATH, headers=CROSS_SITE).status_code == 200
+# --- the public API: rule 1, navigations included -----------------------------------------------------------------
+
+# What chromium sends for `<img src="http://127.0.0.1:8000/event_conciliation/...">` on a page of http://localhost:5173.
+IMAGE = {
+    "Sec-Fetch-Site": "cross-site",
+    "Sec-Fetch-Mode": "no-cors",
+    "Sec-Fetch-Dest": "image",
+    "Referer": "http://localhost:5173/",
+    "Accept": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Safari/537.36",
+}
+PUBLIC_CALLS = [
+    ("GET", PENDING_EVENT_PATH, None),
+    ("POST", "/limits/account", {"account_id": "page-1", "registration_date": "2026-11-21T09:00:00-03:00",
+                                 "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}}}),
+    ("POST", f"/limits/account/{FULL_ACCOUNT}/limit_update_request", {"pix": {"withdraw": [
+        {"start_time": "06:00:00-03:00", "amount": 1}]}}),
+    ("POST", "/limits/account/0001-123456/recipient_list/recipient", {"document_number": "529.982.247-25"}),
+    ("DELETE", "/limits/account/0001-123456/recipient_list/recipient/5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f", None),
+]  # fmt: skip
+
+
+def public_world(client: WatchedTestClient, session: str) -> dict[str, Any]:
+    """What a public call could change in `session`, read by a program: whether it exists, its journal, schedules,
+    state."""
+    headers = {"X-Mock-Session": session}
+    names = [s["name"] for s in client.get("/__mock/sessions").json()["sessions"]]
+    if session not in names:
+        return {"exists": False}
+    return {
+        "exists": True,
+        "requests": client.get("/__mock/requests", headers=headers).json(),
+        "schedules": client.get("/__mock/schedules", headers=headers).json(),
+        "state": client.get("/__mock/state", headers=headers).json(),
+    }
+
+
+def test_lookups_from_a_page_on_another_site_neither_fire_a_schedule_nor_land_in_the_journal(
+    bare: WatchedTestClient,
+) -> None:
+    """Issue 33, as chromium did it: three `<img>` lookups from http://localhost:OTHER paid a test's `after_lookups`
+    schedule and wrote three entries into its journal (so `verify` and the Pact saw them)."""
+    job = {"X-Mock-Session": "job-7", "X-Mock-Admin": "1"}
+    assert bare.post("/__mock/reset", headers=job).status_code == 200
+    schedule = {"action": "pay", "after_lookups": 3}
+    assert bare.post(f"/__mock/events/{PENDING_EVENT}/schedule", json=schedule, headers=job).status_code == 201
+    before = public_world(bare, "job-7")
+    for _ in range(3):
+        refused = bare.get(f"/__session/job-7{PENDING_EVENT_PATH}", headers=IMAGE)
+        body = assert_error(refused, 403, "cross_origin_request")
+        assert "Sec-Fetch-Site: cross-site" in body["message"]
+    assert public_world(bare, "job-7") == before
+    assert before["requests"] == {"requests": []}
+    # the test's own lookups, from a program, count as before: the third pays the event
+    statuses = [bare.get(PENDING_EVENT_PATH, headers=job).json()["status"] for _ in range(3)]
+    assert statuses == ["pending_conciliation", "pending_conciliation", "paid"]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), PUBLIC_CALLS, ids=[f"{m} {p}" for m, p, _ in PUBLIC_CALLS])
+@pytest.mark.parametrize(
+    "page",
+    [
+        CROSS_SITE,
+        SAME_SITE,
+        IMAGE,
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},  # a link
+        {"Origin": "http://evil.test"},  # a browser that sends no Sec-Fetch-Site
+        {"Origin": "null"},
+    ],
+    ids=["cross-site", "same-site", "image", "navigation", "Origin", "Origin null"],
+)
+def test_no_public_call_from_a_page_on_another_origin_acts(
+    app: Starlette, bare: WatchedTestClient, method: str, path: str, body: Any, page: dict[str, str]
+) -> None:
+    before = public_world(bare, "page-target")
+    with TestClient(app) as plain:  # not watched: reading the state first would make the session
+        response = plain.request(method, f"/__session/page-target{path}", json=body, headers=page)
+    assert_error(response, 403, "cross_origin_request")
+    assert public_world(bare, "page-target") == before == {"exists": False}  # not even the session was made
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        {},  # a program: curl, httpx, a server's client
+        {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"},  # a script that borrows a browser's User-Agent
+        {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Origin": "http://testserver"},  # /__mock/docs
+        {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},  # an address typed
+        {"Origin": "http://testserver"},  # an older browser on the server's own page
+    ],
+    ids=["program", "browser User-Agent", "the docs page", "address typed", "own Origin"],
+)
+def test_programs_and_the_servers_own_pages_call_the_public_api(bare: WatchedTestClient, own: dict[str, str]) -> None:
+    session = {"X-Mock-Session": "own", "X-Mock-Admin": "1"}
+    bare.post("/__mock/reset", headers=session)
+    assert bare.get(f"/__session/own{PENDING_EVENT_PATH}", headers=own).status_code == 200
+    method, path, body = PUBLIC_CALLS[1]
+    assert bare.request(method, f"/__session/own{path}", json=body, headers=own).status_code == 201
+    journal = bare.get("/__mock/requests", headers=session).json()["requests"]
+    assert [entry["status"] for entry in journal] == [200, 201]
+
+
+def test_the_refusal_comes_before_the_body_is_judged(bare: WatchedTestClient) -> None:
+    """A form's text/plain body from another site: refused as the page's, not judged (a 415 would say it was)."""
     response = bare.post("/limits/account", content=b"{}", headers={**CROSS_SITE, "Content-Type": "text/plain"})
-    assert_error(response, 415, "unsupported_media_type")
+    assert_error(response, 403, "cross_origin_request")
 
 
 # --- the pure rules -----------------------------------------------------------------------------------------------
+
+
+def test_the_public_rule_reads_the_raw_headers() -> None:
+    assert foreign_page([]) is None
+    assert foreign_page([(b"user-agent", b"curl/8.5.0"), (b"host", b"127.0.0.1:8000")]) is None
+    assert foreign_page([(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]) is None
+    assert foreign_page([(b"host", b"127.0.0.1:8000"), (b"origin", b"http://localhost:8000")]) is not None
+    assert foreign_page([(b"sec-fetch-site", b"Same-Origin"), (b"origin", b"http://elsewhere")]) is None
+    assert foreign_page([(b"sec-fetch-site", b"none")]) is None
+    navigation = [(b"sec-fetch-site", b"cross-site"), (b"sec-fetch-mode", b"navigate")]
+    assert foreign_page(navigation) is not None  # unlike an admin page: a lookup acts in the session it names
+    # the first of a repeated header, as everywhere else
+    assert foreign_page([(b"sec-fetch-site", b"same-origin"), (b"sec-fetch-site", b"cross-site")]) is None
 
 
 def test_programs_are_never_refused_by_rule_1() -> None:
@@ -271,7 +424,10 @@ def test_rule_2_reads_the_content_type_as_the_fetch_standard_does() -> None:
     browser = {"user-agent": OLD_BROWSER["User-Agent"]}
     assert lacks_admin_header("POST", {**browser, "content-type": "TEXT/PLAIN ; charset=utf-8"}, False) is not None
     assert lacks_admin_header("POST", {**browser, "content-type": "application/json; charset=utf-8"}, False) is None
-    assert lacks_admin_header("POST", {**browser, "content-type": "application/csp-report"}, False) is None
+    assert lacks_admin_header("POST", {**browser, "content-type": "application/csp-report"}, False) is not None
+    assert lacks_admin_header("POST", {**browser, "content-type": "text/ping"}, False) is not None
+    assert lacks_admin_header("POST", {**browser, "content-type": "APPLICATION/YAML"}, False) is None
+    assert lacks_admin_header("POST", {**browser, "content-type": "application/yaml"}, False, {"application/json"})
     assert lacks_admin_header("GET", browser, False) is None
     assert lacks_admin_header("DELETE", browser, True) is None  # the admin token was checked
     assert lacks_admin_header("POST", {"content-type": "text/plain"}, False) is None  # no browser's mark: a program

@@ -12,10 +12,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.scenarios import state_file
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
 from mock_server.scenarios.state_file import read_state_file
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from mock_server.state.bounds import Bounds
 
 WINDOWS = [{"start_time": "06:00:00-03:00", "amount": 500000}]
 
@@ -144,3 +146,49 @@ def test_another_format_or_version_is_refused(specs: Specs, tmp_path: Path, writ
 def test_what_is_no_json_object_at_all_is_refused(specs: Specs, tmp_path: Path, text: bytes, message: str) -> None:
     (problem,) = _problems(specs, tmp_path, text)
     assert message in problem.message
+
+
+def test_a_file_larger_than_the_bound_is_refused_before_a_byte_is_read(
+    specs: Specs, tmp_path: Path, written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(written)
+    loader = ScenarioLoader.from_specs(specs)
+    check = specs.admin.check("#/components/schemas/StateFile")
+    assert read_state_file(path, check, loader, {"default"}, max_bytes=len(written)) is not None  # at the bound
+
+    def unread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file was opened")
+
+    monkeypatch.setattr(Path, "open", unread)
+    with pytest.raises(ScenarioError) as refused:
+        read_state_file(path, check, loader, {"default"}, max_bytes=len(written) - 1)
+    (problem,) = refused.value.problems
+    assert (problem.line, problem.column) == (1, 1)
+    assert f"is {len(written):,} bytes, more than a server held to these bounds writes" in problem.message
+
+
+def test_a_file_the_memory_cannot_hold_is_a_problem_not_a_traceback(
+    specs: Specs, tmp_path: Path, written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(written)
+
+    def exhausted(*args: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(state_file, "_checked", exhausted)
+    loader = ScenarioLoader.from_specs(specs)
+    with pytest.raises(ScenarioError) as refused:
+        read_state_file(path, specs.admin.check("#/components/schemas/StateFile"), loader, {"default"})
+    (problem,) = refused.value.problems
+    assert "more than this process has the memory to read back" in problem.message
+
+
+def test_the_app_holds_the_file_to_the_bounds_it_is_given(specs: Specs, tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    with path.open("wb") as out:
+        out.truncate(20 * 1024**2)  # sparse: more than one session of 1 MiB and the eviction records write
+    with pytest.raises(ScenarioError) as refused:
+        create_app(Settings(state_file=path, max_sessions=1, bounds=Bounds(max_session_bytes=1024**2)), specs)
+    assert "more than a server held to these bounds writes" in refused.value.problems[0].message

@@ -4,21 +4,30 @@ processes, SIGTERM and SIGKILL are tests/e2e/test_state_file.py's."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from mock_server import cli
 from mock_server.app import create_app
+from mock_server.probe import check_health
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.state import persistence
+from mock_server.state.bounds import Bounds
 from mock_server.state.persistence import StateFile, write_atomically
 from mock_server.state.sessions import Session
 from tests.default_scenario import PARTIALLY_PAID_EVENT, PENDING_EVENT
+from tests.threaded_server import threaded_server
 
 JOB = {"X-Mock-Session": "job"}
 WINDOWS = [{"start_time": "06:00:00-03:00", "amount": 500000}]
@@ -178,3 +187,225 @@ def test_a_write_is_whole_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
         write_atomically(path, b"second, never whole")
     assert path.read_bytes() == b"first"
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # the temporary file is gone
+
+
+# --- issue 33: symlinks, stale temporaries, the lock, a write that fails ------------------------------------------
+
+
+def test_a_symlink_is_written_through(specs: Specs, tmp_path: Path) -> None:
+    """The link stays a link (a volume's file it points to is the one updated), as `ln -s` users expect."""
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    real = volume / "state.json"
+    link = tmp_path / "state.json"
+    link.symlink_to(real)
+    with _app(specs, link) as http:
+        _register(http, "through-1")
+        _writer(http).save()
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert '"through-1"' in real.read_text()
+    with _app(specs, link) as again:
+        assert again.get("/__mock/accounts/through-1", headers=JOB).status_code == 200
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "volume"]  # no temporary beside the link
+
+
+def test_stale_temporaries_of_this_file_and_only_they_are_found_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.json"
+    left = [tmp_path / ".state.json.k2x_9a0q.tmp", tmp_path / ".state.json.00000000.tmp"]
+    kept = [
+        tmp_path / ".other.json.k2x_9a0q.tmp",  # another state file's
+        tmp_path / ".state.json.tmp",
+        tmp_path / "state.json.k2x_9a0q.tmp",
+        tmp_path / ".state.json.k2x_9a0q.tmp.bak",
+        tmp_path / "state.json",
+    ]
+    for file in left + kept:
+        file.write_bytes(b"{")
+    assert persistence.stale_temporaries(path) == sorted(left)
+    assert persistence.remove_stale_temporaries(path) == sorted(left)
+    assert sorted(tmp_path.iterdir()) == sorted(kept)
+    # what write_atomically names its temporary files matches: one left by a write cut short is found
+    real_mkstemp = tempfile.mkstemp
+    made: list[str] = []
+
+    def remembered(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        handle, name = real_mkstemp(*args, **kwargs)
+        made.append(name)
+        return handle, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", remembered)
+    write_atomically(path, b"{}")
+    monkeypatch.undo()
+    (name,) = made
+    Path(name).write_bytes(b"{")  # as a SIGKILL between the write and the rename leaves it
+    assert persistence.stale_temporaries(path) == [Path(name)]
+
+
+def test_the_lock_is_one_holders_and_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    first = persistence.StateFileLock.take(path)
+    try:
+        holder = (tmp_path / "state.json.lock").read_text()
+        assert holder.startswith(f"pid {os.getpid()} on host ")
+        with pytest.raises(persistence.StateFileInUse) as refused:
+            persistence.StateFileLock.take(path)
+        assert f"pid {os.getpid()} on host" in str(refused.value)
+        link = tmp_path / "another-name.json"
+        link.symlink_to(path)
+        with pytest.raises(persistence.StateFileInUse):  # the same file by another name is the same lock
+            persistence.StateFileLock.take(link)
+    finally:
+        first.release()
+    second = persistence.StateFileLock.take(path)  # free again: the file left behind is no obstacle
+    second.release()
+
+
+def test_the_size_bound_is_what_the_session_bounds_let_a_server_write(specs: Specs, tmp_path: Path) -> None:
+    """A session filled to --max-session-bytes writes a line well within its share of the bound."""
+    path = tmp_path / "state.json"
+    bounds = Bounds(max_session_bytes=256 * 1024, max_accounts=10**6)
+    with TestClient(create_app(Settings(state_file=path, bounds=bounds, max_sessions=1), specs)) as http:
+        index = 0
+        while True:
+            body = {
+                "account_id": f"full-{index:06d}",
+                "registration_date": "2026-11-21T09:00:00-03:00",
+                "limit": {"pix": {mode: WINDOWS * 2 for mode in ("withdraw", "change", "transaction")}},
+            }
+            if http.post("/limits/account", json=body).status_code != 201:
+                break
+            index += 1
+        assert index > 10
+        _writer(http).save()
+    assert path.stat().st_size < persistence.max_file_bytes(bounds, 1)
+
+
+def _degraded(http: TestClient) -> dict[str, Any]:
+    health = http.get("/__mock/health")
+    assert health.status_code == 200
+    body: dict[str, Any] = health.json()
+    return body
+
+
+def test_a_failing_write_shows_in_health_until_one_succeeds(
+    specs: Specs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.json"
+    with _app(specs, path) as http:
+        writer = _writer(http)
+        assert _degraded(http) == {
+            "status": "ok",
+            "scenario": "default",
+            "state_file": {"path": str(path), "written_at": None, "error": None, "failing_since": None},
+        }
+        _register(http, "first")
+        asyncio.run(writer.turn())
+        written_at = _degraded(http)["state_file"]["written_at"]
+        assert written_at is not None
+
+        def full(handle: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "fsync", full)
+        _register(http, "lost-if-it-stops-now")
+        asyncio.run(writer.turn())  # logged and kept, never raised: the writes go on
+        health = _degraded(http)
+        assert health["status"] == "degraded"
+        assert health["state_file"]["error"] == f"OSError: [Errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)}"
+        assert health["state_file"]["written_at"] == written_at
+        since = health["state_file"]["failing_since"]
+        asyncio.run(writer.turn())
+        assert _degraded(http)["state_file"]["failing_since"] == since  # since the first failure
+        monkeypatch.undo()
+        asyncio.run(writer.turn())
+        health = _degraded(http)
+        assert health["status"] == "ok" and health["state_file"]["error"] is None
+        assert health["state_file"]["written_at"] > written_at
+    assert '"lost-if-it-stops-now"' in path.read_text()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs: a disk that fills up (root only; skipped where mounting is not allowed)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def test_a_full_disk_shows_in_health_and_the_file_keeps_its_last_whole_state(specs: Specs, tiny_disk: Path) -> None:
+    path = tiny_disk / "state.json"
+    with _app(specs, path) as http:
+        writer = _writer(http)
+        _register(http, "fits")
+        asyncio.run(writer.turn())
+        assert _degraded(http)["status"] == "ok"
+        kept = path.read_bytes()
+        for index in range(200):  # far more than 64 KiB of state
+            body = {
+                "account_id": f"overflow-{index:03d}",
+                "registration_date": "2026-11-21T09:00:00-03:00",
+                "limit": {"pix": {mode: WINDOWS * 2 for mode in ("withdraw", "change", "transaction")}},
+            }
+            assert http.post("/limits/account", json=body, headers=JOB).status_code == 201
+        asyncio.run(writer.turn())
+        health = _degraded(http)
+        assert health["status"] == "degraded", health
+        assert "No space left on device" in health["state_file"]["error"]
+        assert path.read_bytes() == kept
+        assert persistence.stale_temporaries(path) == []  # the failed write's temporary is gone
+        subprocess.run(["mount", "-o", "remount,size=4m", str(tiny_disk)], check=True)  # room made
+        asyncio.run(writer.turn())
+        assert _degraded(http)["status"] == "ok"
+    assert '"overflow-199"' in path.read_text()
+
+
+def test_the_healthcheck_fails_on_a_degraded_server_and_says_why(
+    specs: Specs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mock-server healthcheck` (a container's HEALTHCHECK) reports what `/__mock/health` says, in one line."""
+    app = create_app(Settings(state_file=tmp_path / "state.json"), specs)
+    writer: StateFile = app.state.state_file
+    with threaded_server(app) as port:
+        url = f"http://127.0.0.1:{port}"
+        assert check_health(url, 5).healthy
+        with TestClient(app) as http:
+            _register(http, "unsaved")
+
+        def full(handle: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "fsync", full)
+        asyncio.run(writer.turn())
+        verdict = check_health(url, 5)
+    assert not verdict.healthy
+    assert verdict.reason == (
+        f"GET {url}/__mock/health: degraded: the state file cannot be written "
+        f"(OSError: [Errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)})"
+    )
+
+
+def test_a_lock_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    """A `FILE.lock` planted as a link elsewhere is refused, not written through (nor skipped: the CLI stops)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("kept")
+    (tmp_path / "state.json.lock").symlink_to(elsewhere)
+    with pytest.raises(OSError):
+        persistence.StateFileLock.take(tmp_path / "state.json")
+    assert elsewhere.read_text() == "kept"
+
+
+def test_the_command_stops_when_it_cannot_lock_a_writable_directorys_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "state.json.lock").symlink_to(tmp_path / "elsewhere")
+    assert cli.main(["--port", "0", "--state-file", str(tmp_path / "state.json")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"mock-server: {tmp_path / 'state.json'}: cannot take its lock: ")
