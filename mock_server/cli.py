@@ -391,8 +391,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         "       %(prog)s check [--fixtures DIR]\n"
         "       %(prog)s healthcheck [URL] [OPTION ...]\n"
         "       %(prog)s wait URL [OPTION ...]\n"
-        "       %(prog)s verify-provider --target URL [OPTION ...]\n"
-        "       %(prog)s record --target URL --out FILE [OPTION ...]",
+        "       %(prog)s verify-provider --target URL [OPTION ...]",
         description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
         epilog=ENVIRONMENT_EPILOG,
     )
