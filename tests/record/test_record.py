@@ -197,3 +197,39 @@ def test_stop_without_record_mode_is_not_recording(client: Any) -> None:
     response = client.post("/__mock/record/stop")
     assert response.status_code == 409
     assert response.json()["code"] == "not_recording"
+
+
+def test_an_answer_the_mock_would_not_give_byte_for_byte_is_named(tmp_path: Path, specs: Specs) -> None:
+    """A provider that writes `1500.00` and spaces: the event is recorded, and the stop says its answer differs."""
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    key = "3f8d6b8b-9e8a-4f0a-94f7-7e3c5c0c7d34"
+    body = (
+        '{"extraordinary_event_conciliation_key": "KEY", "security_key": "3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", '
+        '"investment_key": "4b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e", "amortization_type": "early_amortization", '
+        '"total_expected_amount": 1500.00, "total_discount_amount": 0, "total_paid_amount": 0, '
+        '"status": "pending_conciliation", "reference_date": "2026-11-01", "due_date": "2026-11-30", "paid_at": null, '
+        '"event_conciliation_list": [{"event_conciliation_key": "5c3d4e5f-6a7b-4c8d-8e9f-1a2b3c4d5e6f", '
+        '"installment_key": "6d4e5f6a-7b8c-4d9e-9f0a-2b3c4d5e6f7a", "event_conciliation_status": '
+        '"pending_conciliation", "event_conciliation_type": "extraordinary_event"}]}'
+    ).replace("KEY", key)
+
+    async def lookup(request: Any) -> Response:
+        return Response(body, media_type="application/json")
+
+    provider = Starlette(routes=[Route("/event_conciliation/extraordinary_event/{key}", lookup)])
+    out = tmp_path / "foreign.yaml"
+    with serve(provider) as url:
+        options = RecordOptions(out, url, KEY)
+        with TestClient(create_app(Settings(shadow=url, recording=options), specs), headers=ADMIN_HEADERS) as client:
+            assert client.get(f"/event_conciliation/extraordinary_event/{key}").content == body.encode()
+            stopped = client.post("/__mock/record/stop").json()
+    assert stopped["events"] == 1
+    [unreproduced] = stopped["unreproduced_events"]
+    assert unreproduced["key"] == key
+    assert "part at byte 40" in unreproduced["why"]  # the space after the first colon
+    with mock_on(out, specs) as mock:
+        answer = mock.get(f"/event_conciliation/extraordinary_event/{key}").json()
+    assert answer["total_expected_amount"] == 1500
