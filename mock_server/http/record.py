@@ -4,7 +4,6 @@ The pipeline asks `before` ahead of the mock's own answer and `observe` once the
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +19,7 @@ from mock_server.domain.recording import (
     account_after,
     account_id_of,
     event_shown,
+    facts_of,
 )
 from mock_server.http.shadow import BackendReply
 from mock_server.state.recording import RecordOptions, SessionRecord, drop_event, put_account, put_event
@@ -53,7 +53,7 @@ class Recorder:
         account_id = account_id_of(operation_id, path, _json(raw_body))
         if account_id is None or not session.store.has_account(account_id):
             return None
-        return copy.deepcopy(session.store.account(account_id))
+        return facts_of(session.store.account(account_id))
 
     def observe(
         self,

@@ -4,6 +4,7 @@ scenario document written at the end, with personal identifiers replaced."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -70,6 +71,16 @@ def put_account(store: Store, account_id: str, account: Account | None, now: dat
     if account is None:
         store.remove_account(account_id)
         return
+    if store.has_account(account_id) and _same_facts(store.account(account_id), account):
+        # The mock's own answer made what the target showed (the usual case): only the instants differ, which
+        # the store does not count. Putting the account again would walk its thousand proposals.
+        current = store.account(account_id)
+        current.event_date = account.event_date
+        if current.recipient_list is not None and account.recipient_list is not None:
+            current.recipient_list.event_date = account.recipient_list.event_date
+            for recipient_id, recipient in account.recipient_list.recipients.items():
+                current.recipient_list.recipients[recipient_id].event_date = recipient.event_date
+        return
     stored = store.put_account(account_id, account.registration_date, account.limits, Outcomes(), now)
     stored.event_date = account.event_date
     shown = account.recipient_list
@@ -88,6 +99,21 @@ def put_account(store: Store, account_id: str, account: Account | None, now: dat
             added.analysis_status = recipient.analysis_status
             added.client_notification_status = recipient.client_notification_status
             added.event_date = recipient.event_date
+
+
+def _same_facts(held: Account, shown: Account) -> bool:
+    """Whether the session's account holds what `shown` does, but for the instants (event_date) of each part."""
+    if (held.registration_date, held.limits) != (shown.registration_date, shown.limits):
+        return False
+    mine, theirs = held.recipient_list, shown.recipient_list
+    if mine is None or theirs is None:
+        return mine is theirs
+    if mine.limits != theirs.limits or mine.recipients.keys() != theirs.recipients.keys():
+        return False
+    return all(
+        dataclasses.replace(recipient, event_date=None) == dataclasses.replace(theirs.recipients[rid], event_date=None)
+        for rid, recipient in mine.recipients.items()
+    )
 
 
 # --- the file ------------------------------------------------------------------------------------
