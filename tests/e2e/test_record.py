@@ -172,3 +172,57 @@ def written_identifiers(out: Path) -> tuple[list[str], list[str]]:
     accounts = yaml.safe_load(out.read_text())["accounts"]
     documents = [r["document_number"] for a in accounts for r in a.get("recipient_list", {}).get("recipients", [])]
     return [a["account_id"] for a in accounts], documents
+
+
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "recording.md"
+
+
+def fenced(markdown: str, language: str) -> list[str]:
+    """The bodies of the page's ```LANGUAGE blocks, in order."""
+    import re
+
+    return re.findall(rf"```{language}\n(.*?)```", markdown, flags=re.S)
+
+
+def test_the_pages_recording_is_what_the_commands_print(tmp_path: Path) -> None:
+    """docs/recording.md's transcript, replayed against a real provider and recorder: each answer, the recorder's
+    stdout, the file and the map as the page shows them (ports and paths aside)."""
+    import shlex
+
+    page = DOCS_PAGE.read_text(encoding="utf-8")
+    transcript, said = fenced(page, "text")[:2]
+    [shown_file] = fenced(page, "yaml")
+    [shown_map] = fenced(page, "json")
+    (tmp_path / "recorded").mkdir()
+    out, names = tmp_path / "recorded" / "sandbox.yaml", tmp_path / "sandbox-names.json"
+    with live_server("--seed", "1", "--clock", CLOCK) as target:
+        recorder = start(
+            "record", "--port", "0", "--target", target.url, "--out", str(out), "--pseudonym-key", "team secret",
+            "--pseudonym-map", str(names), "--seed", "1", "--clock", CLOCK,
+        )  # fmt: skip
+
+        def shown(text: str) -> str:
+            return (
+                text.replace("http://127.0.0.1:8001", target.url)
+                .replace("recorded/sandbox.yaml", str(out))
+                .replace('"sandbox-names.json"', json.dumps(str(names)))
+                .replace("to sandbox-names.json", f"to {names}")
+            )
+
+        try:
+            lines = transcript.strip().splitlines()
+            with httpx.Client(timeout=10) as client:
+                for command, expected in zip(lines[::2], lines[1::2], strict=True):
+                    words = shlex.split(command.removeprefix("$ "))
+                    method = words[words.index("-X") + 1] if "-X" in words else "GET"
+                    headers = dict(h.split(": ", 1) for h in (words[i + 1] for i, w in enumerate(words) if w == "-H"))
+                    data = words[words.index("-d") + 1] if "-d" in words else None
+                    url = next(w for w in words if w.startswith("http")).replace("http://127.0.0.1:8000", recorder.url)
+                    answer = client.request(method, url, headers=headers, content=data)
+                    assert answer.text == shown(expected), command
+            recorder.proc.wait(timeout=EXIT_TIMEOUT)
+        finally:
+            stdout, _ = stop_process(recorder.proc)
+    assert stdout.strip().splitlines() == [shown(line) for line in said.strip().splitlines()[1:]]
+    assert out.read_text() == shown_file.replace("http://127.0.0.1:8001", target.url)
+    assert json.loads(names.read_text()) == json.loads(shown_map)
