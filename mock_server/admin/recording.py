@@ -11,13 +11,10 @@ from mock_server.domain.errors import NotRecording, RecordingNotWritten
 from mock_server.domain.pseudonyms import KEY_BYTES, Pseudonymizer
 from mock_server.domain.words import counted
 from mock_server.http.pipeline import Call, Handler, Reply, ServerContext
+from mock_server.http.record import WRITTEN_SESSION as WRITTEN
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.state.export import yaml_text
 from mock_server.state.recording import RecordedDocument, SessionRecord, recorded_document, write_atomically
-from mock_server.state.sessions import DEFAULT_SESSION
-
-WRITTEN = "default"  # the session a recording writes: the one calls without X-Mock-Session use
-assert WRITTEN == DEFAULT_SESSION
 
 
 def finish(server: ServerContext) -> dict[str, Any]:

@@ -23,12 +23,13 @@ from mock_server.domain.recording import (
 )
 from mock_server.http.shadow import BackendReply
 from mock_server.state.recording import RecordOptions, SessionRecord, drop_event, put_account, put_event
-from mock_server.state.sessions import Session
+from mock_server.state.sessions import DEFAULT_SESSION, Session
 from mock_server.wire.decoding import decode_json_text
 from mock_server.wire.encoding import encode_json
 
 log = logging.getLogger("mock_server")
 MAX_SKIPPED = 100  # calls not recorded kept per session, with why: the newest
+WRITTEN_SESSION = DEFAULT_SESSION  # the session whose state the file holds: calls without X-Mock-Session
 
 
 class Recorder:
@@ -41,6 +42,10 @@ class Recorder:
         self.on_stop: Callable[[], None] | None = None  # set by the command: ends the server after a stop
 
     def record_of(self, session: Session) -> SessionRecord:
+        """What the recording keeps of `session` beside its store: only the written session's is kept (any number
+        of other sessions may come and go; their stores are kept in step all the same)."""
+        if session.name != WRITTEN_SESSION:
+            return SessionRecord()
         record = self.records.get(session.name)
         if record is None:
             record = self.records[session.name] = SessionRecord()

@@ -6,7 +6,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mock_server.domain.documents import canonical_document, generate_cnpj, generate_cpf, is_valid_document
@@ -33,6 +33,8 @@ documents = st.builds(
 )
 
 
+# No deadline: a loaded CI machine must not fail a pure rule for its speed; derandomized: the same examples a run.
+@settings(deadline=None, derandomize=True)
 @given(documents, st.binary(min_size=1, max_size=40))
 def test_a_document_pseudonym_is_a_valid_number_of_the_same_layout_and_kind(number: str, key: bytes) -> None:
     pseudonym = Pseudonymizer(key).document(number)
@@ -44,11 +46,13 @@ def test_a_document_pseudonym_is_a_valid_number_of_the_same_layout_and_kind(numb
     assert shape(pseudonym[:-2]) == shape(number[:-2])
 
 
+@settings(deadline=None, derandomize=True)
 @given(documents, st.binary(min_size=1, max_size=40))
 def test_the_same_key_gives_the_same_input_the_same_pseudonym_in_any_recording(number: str, key: bytes) -> None:
     assert Pseudonymizer(key).document(number) == Pseudonymizer(key).document(number)
 
 
+@settings(deadline=None, derandomize=True)
 @given(st.from_regex(r"[0-9]{4}-[0-9]{6}", fullmatch=True), st.binary(min_size=1, max_size=40))
 def test_an_account_id_keeps_its_shape(account_id: str, key: bytes) -> None:
     pseudonym = Pseudonymizer(key).account_id(account_id)

@@ -233,3 +233,17 @@ def test_an_answer_the_mock_would_not_give_byte_for_byte_is_named(tmp_path: Path
     with mock_on(out, specs) as mock:
         answer = mock.get(f"/event_conciliation/extraordinary_event/{key}").json()
     assert answer["total_expected_amount"] == 1500
+
+
+def test_calls_in_another_session_are_answered_and_kept_in_step_but_not_written(recording: Recording) -> None:
+    client = recording.recorder
+    other = {"X-Mock-Session": "other"}
+    registration = {
+        "account_id": FIRST,
+        "registration_date": CLOCK,
+        "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1}]}},
+    }
+    assert client.post("/limits/account", json=registration, headers=other).status_code == 201
+    assert client.get(f"/__mock/accounts/{FIRST}", headers=other).status_code == 200
+    stopped = client.post("/__mock/record/stop").json()
+    assert (stopped["accounts"], stopped["partial_accounts"]) == (0, [])
