@@ -247,3 +247,24 @@ def test_calls_in_another_session_are_answered_and_kept_in_step_but_not_written(
     assert client.get(f"/__mock/accounts/{FIRST}", headers=other).status_code == 200
     stopped = client.post("/__mock/record/stop").json()
     assert (stopped["accounts"], stopped["partial_accounts"]) == (0, [])
+
+
+def test_a_file_that_cannot_be_written_is_a_409_and_the_recording_goes_on(tmp_path: Path, specs: Specs) -> None:
+    fixtures = write_provider_fixtures(tmp_path / "provider")
+    provider = create_app(Settings(fixtures=fixtures, scenario="sandbox"), specs)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    out = gone / "sandbox.yaml"
+    with serve(provider) as url:
+        options = RecordOptions(out, url, KEY)
+        with TestClient(create_app(Settings(shadow=url, recording=options), specs), headers=ADMIN_HEADERS) as client:
+            gone.rmdir()  # the directory went away during the recording
+            assert client.get(f"/event_conciliation/extraordinary_event/{EVENTS[0]}").status_code == 200
+            refused = client.post("/__mock/record/stop")
+            assert refused.status_code == 409
+            assert refused.json()["code"] == "recording_not_written"
+            gone.mkdir()
+            stopped = client.post("/__mock/record/stop")
+    assert stopped.status_code == 200
+    assert stopped.json()["events"] == 1
+    assert out.exists()
