@@ -20,6 +20,7 @@ from mock_server.http.application import MockApp
 from mock_server.http.handling import BodyRules, Handler, ServerContext, SessionUse
 from mock_server.http.outbound import Outbound
 from mock_server.http.pipeline import OperationRunner, PathEndpoint
+from mock_server.http.record import Recorder
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
 from mock_server.http.shadow import Shadow
@@ -30,6 +31,7 @@ from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
 from mock_server.state.coverage import Coverage, OperationDoc
 from mock_server.state.persistence import StateFile, max_file_bytes, restore
+from mock_server.state.recording import empty_scenario
 from mock_server.state.sessions import Sessions
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
@@ -107,10 +109,14 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     settings = settings or Settings()
     specs = specs or load_specs()
     loader = ScenarioLoader.from_specs(specs)
-    scenarios = loader.load_directory(settings.fixtures)
+    recording = settings.recording
+    if recording is None:
+        scenarios, start = loader.load_directory(settings.fixtures), settings.scenario
+    else:  # record mode starts from nothing: the file holds only what the target showed
+        scenarios, start = {recording.name: empty_scenario(recording)}, recording.name
     sessions = Sessions(
         scenarios,
-        settings.scenario,
+        start,
         seed=settings.seed,
         clock_start=settings.clock,
         max_sessions=settings.max_sessions,
@@ -127,6 +133,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         shadow_of(settings, specs),
         public_api.HANDLERS,
         state_file,
+        Recorder(recording) if recording is not None else None,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(
@@ -148,6 +155,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     app.state.specs = specs
     app.state.settings = settings
     app.state.coverage = server.coverage
+    app.state.server = server  # record mode's end (admin/recording.py) reads the recorder and the sessions
     app.state.state_file = state_file  # written by the CLI's server: every --state-interval seconds, and at the end
     return app
 

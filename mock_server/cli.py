@@ -10,18 +10,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import json
 import logging
+import os
 import re
 import ssl
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp
+
+if TYPE_CHECKING:
+    from mock_server.http.handling import ServerContext
 
 from mock_server import __version__, environment, probe
 from mock_server.domain.clock import parse_instant
@@ -40,12 +46,14 @@ from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
 from mock_server.state.persistence import StateFile, StateFileInUse, StateFileLock, remove_stale_temporaries
+from mock_server.state.recording import RecordOptions
 
 EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server).
 PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
-COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki")
+RECORD = "record"  # its own parser: serve's options, the target's instead of shadow mode's (docs/recording.md)
+COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki", RECORD)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 
@@ -195,73 +203,164 @@ ENVIRONMENT_EPILOG = (
 )
 
 
-def _shadow_options(parser: argparse.ArgumentParser) -> None:
-    """Shadow mode: a real backend answers, the mock compares (checked in main: a bad value is a usage error)."""
+def _outbound_options(parser: argparse.ArgumentParser, flag: str, noun: str, title: str, what: str) -> None:
+    """The URL of a real service the mock forwards to (`--shadow`, record's `--target`) and how to reach it: headers,
+    TLS files, a timeout, each flag named after `flag` (checked in main: a bad value is a usage error)."""
     settings = Settings()
-    group = parser.add_argument_group("shadow mode (public calls answered by a real backend, compared with the mock)")
+    group = parser.add_argument_group(title)
+    group.add_argument(f"--{flag}", default=environment.default(flag), metavar="URL", help=what)
+    variable = environment.default(f"{flag}_header")
     group.add_argument(
-        "--shadow",
-        default=environment.default("shadow"),
-        metavar="URL",
-        help="forward every public call to the backend at URL and answer with its answer; the mock answers the same "
-        "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
-    )
-    variable = environment.default("shadow_header")
-    group.add_argument(
-        "--shadow-header",
+        f"--{flag}-header",
         type=_header,
         action="append",
         # The variable's headers (one a line) come first, the flags' after; checked in main like a flag's.
         default=[line for line in (variable or "").splitlines() if line.strip()],
         metavar="'NAME: VALUE'",
-        help="send this header to the backend with every forwarded call (repeatable; the variable: one a line)",
+        help=f"send this header to the {noun} with every forwarded call (repeatable; the variable: one a line)",
     )
-    for name, what in (
-        ("cert", "client certificate (PEM) for a backend that asks for one (mutual TLS)"),
-        ("key", "private key (PEM) of --shadow-cert, if not in its file"),
-        ("cacert", "CA certificate(s) (PEM) the backend's certificate is checked with (default: the system's)"),
+    for name, help_text in (
+        ("cert", f"client certificate (PEM) for a {noun} that asks for one (mutual TLS)"),
+        ("key", f"private key (PEM) of --{flag}-cert, if not in its file"),
+        ("cacert", f"CA certificate(s) (PEM) the {noun}'s certificate is checked with (default: the system's)"),
     ):
         group.add_argument(
-            f"--shadow-{name}", type=Path, default=environment.default(f"shadow_{name}"), metavar="FILE", help=what
+            f"--{flag}-{name}", type=Path, default=environment.default(f"{flag}_{name}"), metavar="FILE", help=help_text
         )
     group.add_argument(
-        "--shadow-timeout",
+        f"--{flag}-timeout",
         type=_seconds,
-        default=environment.default("shadow_timeout", str(settings.shadow_timeout)),
+        default=environment.default(f"{flag}_timeout", str(settings.shadow_timeout)),
         metavar="SECONDS",
-        help="the backend gets this long to answer a forwarded call, its whole answer read (a deadline for the "
+        help=f"the {noun} gets this long to answer a forwarded call, its whole answer read (a deadline for the "
         "call, not for each read), else 502 backend_unreachable (default %(default)s)",
     )
     group.add_argument(
-        "--shadow-max-body",
+        f"--{flag}-max-body",
         type=_size,
-        default=environment.default("shadow_max_body", "8MiB"),
+        default=environment.default(f"{flag}_max_body", "8MiB"),
         metavar="SIZE",
-        help="bytes of a backend's answer read, decompressed (default 8MiB); a larger answer is a 502 "
+        help=f"bytes of a {noun}'s answer read, decompressed (default 8MiB); a larger answer is a 502 "
         "backend_unreachable, journaled as a divergence",
     )
 
 
-def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """The shadow options as a whole: a URL, headers, TLS files that load; else a usage error (exit 2)."""
-    if args.shadow is None:
+def _shadow_options(parser: argparse.ArgumentParser) -> None:
+    """Shadow mode: a real backend answers, the mock compares."""
+    _outbound_options(
+        parser,
+        "shadow",
+        "backend",
+        "shadow mode (public calls answered by a real backend, compared with the mock)",
+        "forward every public call to the backend at URL and answer with its answer; the mock answers the same "
+        "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
+    )
+
+
+def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace, flag: str = "shadow") -> None:
+    """The outbound options as a whole: a URL, headers, TLS files that load; else a usage error (exit 2)."""
+    url = getattr(args, flag)
+    if url is None:
         return
-    parts = urlsplit(args.shadow)
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        parser.error(f"argument --shadow: {args.shadow!r} is not an http:// or https:// base URL")
+        parser.error(f"argument --{flag}: {url!r} is not an http:// or https:// base URL")
     try:
-        args.shadow_header = [parse_header(h) if isinstance(h, str) else h for h in args.shadow_header]
+        headers = [parse_header(h) if isinstance(h, str) else h for h in getattr(args, f"{flag}_header")]
+        setattr(args, f"{flag}_header", headers)
     except ValueError as exc:
-        parser.error(f"MOCK_SERVER_SHADOW_HEADER: {exc}")
-    if args.shadow_key is not None and args.shadow_cert is None:
-        parser.error("argument --shadow-key goes with --shadow-cert")
-    if args.shadow_max_body < 1024:
-        parser.error(f"argument --shadow-max-body: {args.shadow_max_body} bytes is less than 1KiB")
-    outbound = Outbound(args.shadow, (), args.shadow_cert, args.shadow_key, args.shadow_cacert, flags="--shadow-")
+        parser.error(f"MOCK_SERVER_{flag.upper()}_HEADER: {exc}")
+    cert, key = getattr(args, f"{flag}_cert"), getattr(args, f"{flag}_key")
+    if key is not None and cert is None:
+        parser.error(f"argument --{flag}-key goes with --{flag}-cert")
+    max_body = getattr(args, f"{flag}_max_body")
+    if max_body < 1024:
+        parser.error(f"argument --{flag}-max-body: {max_body} bytes is less than 1KiB")
+    outbound = Outbound(url, (), cert, key, getattr(args, f"{flag}_cacert"), flags=f"--{flag}-")
     try:
         tls_context(outbound)
     except TlsFileError as exc:
-        parser.error(f"the --shadow TLS files cannot be used: {exc}")
+        parser.error(f"the --{flag} TLS files cannot be used: {exc}")
+
+
+def _record_options(parser: argparse.ArgumentParser) -> None:
+    """`mock-server record`: the target (named as shadow mode's backend options are), the file, the pseudonyms."""
+    _outbound_options(
+        parser,
+        "target",
+        "target",
+        "the provider recorded (public calls answered by it; the mock keeps a session in step)",
+        "the provider's base URL: every public call is forwarded to it and answered with its answer (required)",
+    )
+    group = parser.add_argument_group("the recording")
+    group.add_argument(
+        "--out",
+        type=Path,
+        default=environment.default("out"),
+        metavar="FILE",
+        help="the scenario file written at the end, NAME.yaml or NAME.yml (the scenario is named NAME); required",
+    )
+    group.add_argument(
+        "--pseudonym-key",
+        default=environment.default("pseudonym_key", empty_is_unset=False),
+        metavar="KEY",
+        help="derive pseudonyms with this secret (HMAC-SHA256): the same key gives an input the same pseudonym in "
+        "every recording (default: a random key, for this recording alone)",
+    )
+    group.add_argument(
+        "--pseudonym-map",
+        type=Path,
+        default=environment.default("pseudonym_map"),
+        metavar="FILE",
+        help="write the map from each original identifier, as the target saw it, to its pseudonym (JSON, mode 0600); "
+        "keep it out of the repository",
+    )
+    group.add_argument(
+        "--keep-identifiers",
+        action="store_true",
+        default=environment.default("keep_identifiers", False),
+        help="write CPF and CNPJ numbers and account ids as the target showed them (no pseudonyms)",
+    )
+
+
+def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RecordOptions:
+    """The record options as a whole, else a usage error (exit 2); the server's options as serve's."""
+    if args.target is None:
+        parser.error("argument --target URL is required: the provider to record")
+    _check_shadow(parser, args, "target")
+    out: Path | None = args.out
+    if out is None:
+        parser.error("argument --out FILE is required: the scenario file to write")
+    if out.suffix not in (".yaml", ".yml") or not out.stem:
+        parser.error(f"argument --out: {str(out)!r} is not NAME.yaml or NAME.yml (a scenario file is named so)")
+    for flag, path in (("--out", out), ("--pseudonym-map", args.pseudonym_map)):
+        directory = path.parent if path is not None else None
+        if directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK)):
+            parser.error(f"argument {flag}: the directory {str(directory)!r} does not exist or cannot be written")
+    key = args.pseudonym_key
+    if key is not None and not key.strip():
+        parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
+    if args.keep_identifiers and (key is not None or args.pseudonym_map is not None):
+        parser.error("argument --keep-identifiers keeps the originals: --pseudonym-key and --pseudonym-map have no use")
+    return RecordOptions(
+        out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
+    )
+
+
+def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> int:
+    """`mock-server record`: serve with the target as shadow mode's backend, sessions started empty, and the file
+    written at the end."""
+    args = parser.parse_args(arguments)
+    if args.admin_token is not None and not args.admin_token.strip():
+        parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
+    recording = _check_record(parser, args)
+    _check_tls_options(parser, args)
+    defaults = Settings()
+    args.fixtures, args.scenario = defaults.fixtures, recording.name
+    args.state_file, args.state_interval = None, defaults.state_interval
+    for name in ("", "_header", "_cert", "_key", "_cacert", "_timeout", "_max_body"):
+        setattr(args, f"shadow{name}", getattr(args, f"target{name}"))
+    return serve(dataclasses.replace(settings_from(args), recording=recording))
 
 
 def _fixtures_option(parser: argparse.ArgumentParser) -> None:
@@ -274,9 +373,26 @@ def _fixtures_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    """`mock-server [serve]`: the server's options."""
+def _parser(record: bool = False) -> argparse.ArgumentParser:
+    """`mock-server [serve]`: the server's options; `record`: those of `mock-server record`, the same but for the
+    scenario to start from (a recording starts empty) and shadow mode (its target takes its place)."""
     defaults = Settings()
+    if record:
+        parser = argparse.ArgumentParser(
+            prog="mock-server record",
+            usage="%(prog)s --target URL --out FILE [OPTION ...]",
+            description="Answer every public call with what the target answered, keep a session in step with what "
+            "it showed, and on SIGINT/SIGTERM or POST /__mock/record/stop write it as a scenario file (CPF, CNPJ and "
+            "account ids replaced by pseudonyms). docs/recording.md",
+            epilog=ENVIRONMENT_EPILOG,
+        )
+        _record_options(parser)
+    else:
+        parser = _serve_parser()
+    return _server_options(parser, defaults, record)
+
+
+def _serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mock-server",
         # Short, so that a usage error's one line is not lost under every option (--help lists them all).
@@ -301,8 +417,12 @@ def _parser() -> argparse.ArgumentParser:
         "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
         "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
         "the mock, see `mock-server verify-provider --help`; pki init DIR: test certificates for mutual TLS "
-        "(`mock-server pki init --help`)",
+        "(`mock-server pki init --help`); record: a provider's answers into a scenario (`mock-server record --help`)",
     )
+    return parser
+
+
+def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record: bool) -> argparse.ArgumentParser:
     parser.add_argument(
         "--host",
         default=environment.default("host", defaults.host),
@@ -316,12 +436,13 @@ def _parser() -> argparse.ArgumentParser:
         default=environment.default("port", str(defaults.port)),
         help="port (default %(default)s; 0 picks a free one)",
     )
-    _fixtures_option(parser)
-    parser.add_argument(
-        "--scenario",
-        default=environment.default("scenario", defaults.scenario),
-        help="scenario sessions start from (default %(default)s)",
-    )
+    if not record:
+        _fixtures_option(parser)
+        parser.add_argument(
+            "--scenario",
+            default=environment.default("scenario", defaults.scenario),
+            help="scenario sessions start from (default %(default)s)",
+        )
     parser.add_argument(
         "--allowed-hosts",
         type=_host_list,
@@ -377,25 +498,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the API coverage to FILE when the server stops (JSON if it ends in .json, else Markdown)",
     )
-    parser.add_argument(
-        "--state-file",
-        type=Path,
-        default=environment.default("state_file") or None,
-        metavar="FILE",
-        help="keep the whole server's state in FILE: read at start (a file that cannot be read back stops the start, "
-        "exit 2, and is never written over), written atomically every --state-interval seconds and on SIGTERM; one "
-        "server a file (a lock on FILE.lock: a second server exits 2)",
-    )
-    parser.add_argument(
-        "--state-interval",
-        type=_seconds,
-        default=environment.default("state_interval", str(defaults.state_interval)),
-        metavar="SECONDS",
-        help="seconds between writes of --state-file, when anything changed: what a SIGKILL may lose "
-        "(default %(default)s)",
-    )
+    if not record:
+        parser.add_argument(
+            "--state-file",
+            type=Path,
+            default=environment.default("state_file") or None,
+            metavar="FILE",
+            help="keep the whole server's state in FILE: read at start (a file that cannot be read back stops the "
+            "start, exit 2, and is never written over), written atomically every --state-interval seconds and on "
+            "SIGTERM; one server a file (a lock on FILE.lock: a second server exits 2)",
+        )
+        parser.add_argument(
+            "--state-interval",
+            type=_seconds,
+            default=environment.default("state_interval", str(defaults.state_interval)),
+            metavar="SECONDS",
+            help="seconds between writes of --state-file, when anything changed: what a SIGKILL may lose "
+            "(default %(default)s)",
+        )
     _bound_options(parser)
-    _shadow_options(parser)
+    if not record:
+        _shadow_options(parser)
     _tls_options(parser)
     environment.name_variables(parser)
     return parser
@@ -630,6 +753,9 @@ def _serve(settings: Settings) -> int:
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
+    recorder = app.state.server.recorder
+    if recorder is not None:
+        on_shutdown = _writing_recording(app.state.server, on_shutdown)
     state_file: StateFile | None = app.state.state_file
     state_writes: list[asyncio.Task[None]] = []
 
@@ -653,6 +779,8 @@ def _serve(settings: Settings) -> int:
             on_shutdown()
 
     server = Server(app, settings, context, on_start=on_start, on_stop=on_stop)
+    if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM
+        recorder.on_stop = server.stop
     try:
         server.run()
     except KeyboardInterrupt:
@@ -661,6 +789,24 @@ def _serve(settings: Settings) -> int:
         return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
+
+
+def _writing_recording(server: ServerContext, then: Callable[[], None] | None) -> Callable[[], None]:
+    """What the server does once stopped in record mode: the file written (unless a stop wrote it), said, then
+    `then`."""
+
+    def finish_recording() -> None:
+        from mock_server.admin.recording import finish, said
+
+        try:
+            for line in said(finish(server)):
+                print(line, flush=True)
+        except OSError as exc:
+            print(f"mock-server record: cannot write the recording: {exc}", file=sys.stderr, flush=True)
+        if then is not None:
+            then()
+
+    return finish_recording
 
 
 def write_coverage_report(coverage: Coverage, path: Path) -> None:
@@ -695,14 +841,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mock_server.pki import pki_main  # cryptography, when a PKI is made: not for serving
 
         return pki_main(arguments[1:])
-    serve_parser, check_parser = _parser(), _check_parser()
+    serve_parser, check_parser, record_parser = _parser(), _check_parser(), _parser(record=True)
     # A MOCK_SERVER_* variable no option reads is most likely a typo of one that is: say so before anything else.
-    environment.warn_unknown("mock-server", environment.variables_read_by(serve_parser, check_parser), sys.stderr)
+    known = environment.variables_read_by(serve_parser, check_parser, record_parser)
+    environment.warn_unknown("mock-server", known, sys.stderr)
+    if arguments and arguments[0] == RECORD:
+        return record_main(record_parser, arguments[1:])
     if arguments and arguments[0] == "check":
         return check(check_parser.parse_args(arguments[1:]).fixtures)
     args = serve_parser.parse_args(arguments)
     if args.command == "check":  # `mock-server --fixtures DIR check`: the command after the options
         return check(args.fixtures)
+    if args.command == RECORD:  # options before it: they are serve's, not all of them record's
+        serve_parser.error("record takes its options after it: mock-server record --target URL --out FILE ...")
     if args.admin_token is not None and not args.admin_token.strip():
         # An empty token would make `Authorization: Bearer` with nothing after it the password.
         serve_parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")

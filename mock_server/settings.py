@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mock_server.spec.resources import data_path
 from mock_server.state.bounds import Bounds, ConnectionLimits
+from mock_server.state.recording import RecordOptions
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class Settings:
     shadow_cacert: Path | None = None  # the CA the backend's certificate is checked with (default: the system's)
     shadow_timeout: float = 10.0  # seconds the backend gets to answer a forwarded call, the whole answer read
     shadow_max_body: int = 8 * 1024 * 1024  # bytes of a backend's answer read, decompressed; beyond: 502
+    # Record mode (`mock-server record`, with `shadow` the target): sessions start empty, kept in step with the
+    # backend's answers, and the state is written as a scenario file at the end.
+    recording: RecordOptions | None = None
     tls_cert: Path | None = None  # serve https with this certificate (PEM)...
     tls_key: Path | None = None  # ...and its key (None: in the certificate's file)
     client_ca: Path | None = None  # ask clients for a certificate issued by this CA (mutual TLS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from mock_server.admin import assertions, pages
+from mock_server.admin import assertions, pages, recording
 from mock_server.admin import schedules as scheduling
 from mock_server.admin import sessions as session_admin
 from mock_server.admin import snapshots as snapshot_admin
@@ -305,4 +305,5 @@ HANDLERS: dict[str, Handler] = {
     **session_admin.HANDLERS,
     **scheduling.HANDLERS,
     **snapshot_admin.HANDLERS,
+    **recording.HANDLERS,
 }

@@ -263,6 +263,18 @@ class BackendUnreachable(ApiError):
     status, code = 502, "backend_unreachable"
 
 
+class NotRecording(ApiError):
+    """POST /__mock/record/stop on a server that is not recording (`mock-server record` is)."""
+
+    status, code = 409, "not_recording"
+
+
+class RecordingNotWritten(ApiError):
+    """Record mode: the scenario file (or the pseudonym map) could not be written; the recording goes on."""
+
+    status, code = 409, "recording_not_written"
+
+
 class ProviderStateUnreachable(ApiError):
     """A provider state the session cannot be put in (POST /__mock/pact/states): a record its scenario holds cannot
     be taken away, only the session's own changes can."""

@@ -19,6 +19,7 @@ from mock_server.wire.headers import header_values
 if TYPE_CHECKING:
     from starlette.types import Scope
 
+    from mock_server.http.record import Recorder
     from mock_server.http.shadow import Shadow
     from mock_server.settings import Settings
     from mock_server.spec.openapi import SchemaCheck, Specs
@@ -43,6 +44,7 @@ class ServerContext:
     # replays journaled calls through them, the way the API answered them.
     public_handlers: Mapping[str, Handler] = field(default_factory=dict)
     state_file: StateFile | None = None  # --state-file's writer: health reports a write that failed
+    recorder: Recorder | None = None  # record mode (with `shadow`): the session kept in step with the backend
 
 
 @dataclass(slots=True)

@@ -266,6 +266,9 @@ class OperationRunner:
         as_sent = {name: path_params[name] for name in MAPPED_PATH_PARAMETERS if name in path_params}
         for name, value in as_sent.items():
             path_params[name] = session.divergences.mock_id(value)
+        recorder, operation_id = self.server.recorder, self.operation.operation_id
+        sent_path = {**path_params, **as_sent}
+        before = recorder.before(session, operation_id, sent_path, exchange.raw_body) if recorder else None
         try:
             mine = await self._handle(exchange)
         except ApiError as error:
@@ -276,7 +279,6 @@ class OperationRunner:
         target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
         backend = await shadow.forward(scope["method"], target, headers, exchange.raw_body)
-        operation_id = self.operation.operation_id
         ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes
         found = shadow.compare(operation_id, ours, backend.answer)
         if found:
@@ -297,6 +299,8 @@ class OperationRunner:
         pair = id_pair(operation_id, ours, backend.answer)
         if pair is not None:
             session.divergences.map_id(*pair)
+        if recorder is not None:  # record mode: the session put in step with what the target showed
+            recorder.observe(session, before, operation_id, sent_path, exchange.raw_body, backend)
         if backend.answer.status is None:
             reply = Reply.error(
                 BackendUnreachable(f"The backend {shadow.backend} gave no answer: {backend.answer.error}.")
