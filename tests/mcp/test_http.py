@@ -60,7 +60,7 @@ def test_the_official_client_lists_a_tool_per_operation_with_the_specs_schemas(s
     base, _ = server
     expected = tools_of(specs)
 
-    async def listed() -> tuple[str, list[Any]]:
+    async def listed() -> tuple[str | None, list[Any]]:
         async with Client(f"{base}/__mock/mcp") as client:
             return client.session.protocol_version, (await client.list_tools()).tools
 
