@@ -755,7 +755,7 @@ def _mcp_parser() -> argparse.ArgumentParser:
         description="Serve the mock as an MCP server over stdin and stdout, for an agent (an MCP client) that "
         "starts it: one tool per operation of the public API and of /__mock, working in a session of its own. "
         "stdout carries MCP messages only; the ready line and the logs go to stderr. Needs the mcp extra "
-        "(pip install 'pix-limits-mock-server[mcp]').",
+        "(the official MCP SDK).",
         epilog=ENVIRONMENT_EPILOG,
     )
     _scenario_options(parser)
@@ -772,9 +772,7 @@ def mcp_main(arguments: Sequence[str]) -> int:
     try:
         from mock_server.mcp.stdio import serve as serve_mcp  # the SDK: only for this command
     except ImportError as exc:
-        print(
-            f"mock-server mcp needs the mcp extra ({exc}): pip install 'pix-limits-mock-server[mcp]'", file=sys.stderr
-        )
+        print(f"mock-server mcp needs the mcp extra, the official MCP SDK ({exc})", file=sys.stderr)
         return EXIT_INVALID
     settings = Settings(
         fixtures=args.fixtures,
