@@ -284,3 +284,26 @@ def test_the_server_starts_without_importing_the_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
+    base, _ = server
+
+    async def agent() -> Any:
+        async with Client(f"{base}/__mock/mcp") as client:
+            fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
+            armed = await client.call_tool("mockCreateFault", {"body": fault})
+            assert armed.structured_content["status"] == 201, armed.structured_content
+            key = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+            return await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": key})
+
+    result = run(agent)
+    assert result.structured_content == {"status": None, "body": None}
+    assert result.is_error
+
+
+def test_without_the_admin_plane_there_is_no_mcp_endpoint() -> None:
+    client = TestClient(create_app(Settings(admin=False)))
+    answer = client.post("/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    assert answer.status_code == 404
+    assert answer.json()["code"] == "not_found"
