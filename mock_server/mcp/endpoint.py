@@ -1,9 +1,12 @@
 """`/__mock/mcp`: MCP over Streamable HTTP on the admin plane, the SDK imported only when the path is first hit.
 
-A call to the path is judged as every admin call is (the Host rule of http/hosts.py, then the cross-origin rules and
-the admin token of the pipeline's authorize step) before the SDK sees it; the SDK's own Host and Origin check is
-off (mcp/streamable.py), so one rule, the server's, holds. The path's operations are in the admin spec; its route
-is built here rather than from a handler, for the SDK answers it (JSON-RPC, not the contract's bodies).
+A call to the path is judged as every admin call is before the SDK sees it: the Host rule in the connection
+(http/connection.py with http/hosts.py, as for every route), the cross-origin rules and the admin token (the
+pipeline's authorize step), a body read within the same bounds and refused in the contract's body when it is no
+acceptable JSON (wire/decoding.py: too deep, not UTF-8, not JSON). The SDK's own Host and Origin check is off
+(mcp/streamable.py): one rule, the server's, holds, and `--allowed-hosts` is the one list of names. The path's
+operations are in the admin spec; its route is built here rather than from a handler, for the SDK answers it
+(JSON-RPC, not the contract's bodies).
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.domain.errors import ApiError
-from mock_server.http.hosts import HostPolicy
 from mock_server.http.pipeline import Call, Exchange, OperationRunner, PathEndpoint, Reply, ServerContext, SessionUse
 from mock_server.http.responses import error_response
 from mock_server.mcp.tools import MCP_PATH
+from mock_server.wire.decoding import parse_json
 
 if TYPE_CHECKING:
     from mock_server.mcp.streamable import Running
@@ -35,7 +38,6 @@ class McpEndpoint:
 
     def __init__(self, server: ServerContext) -> None:
         self.server = server
-        self.hosts = HostPolicy.build(server.settings.allowed_hosts, server.settings.host)
         self._running: Running | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -57,17 +59,33 @@ class McpRunner(OperationRunner):
         self.endpoint = endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        exchange = Exchange(scope, receive, scope["headers"])
         try:
-            hosts = [value for name, value in scope["headers"] if name == b"host"]
-            refusal = self.endpoint.hosts.refusal(hosts, scope.get("http_version", "1.1"))
-            if refusal is not None:
-                raise refusal
-            self._authorize(Exchange(scope, receive, scope["headers"]))
+            self._authorize(exchange)
+            if scope["method"] == "POST":
+                await self._read_body(exchange)  # at most 1 MiB, within the body timeout (413, 408)
+                if exchange.raw_body:
+                    parse_json(exchange.raw_body, exchange.content_type)
+                receive = _replayed(exchange.raw_body, receive)
         except ApiError as error:
             await error_response(error)(scope, receive, send)
             return
         transport = await self.endpoint.transport(scope)
         await transport(scope, receive, send)
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands over `body`, read already, then what the server's own hands over (a disconnect)."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def mcp_routes(server: ServerContext, spec: Spec) -> list[Route]:

@@ -63,19 +63,26 @@ class Toolbox:
             for tool in self.tools.values()
         ]
 
-    async def call(
+    async def answer(
         self, name: str, arguments: dict[str, Any] | None, session: str, caller: Caller
-    ) -> types.CallToolResult:
-        """The tool `name` called with `arguments`: the answer's status and body, a contract error included."""
+    ) -> tuple[int | None, Any]:
+        """The status and the body the app answers the tool `name` called with `arguments` (a 400 in the contract's
+        body for arguments no request can carry); MCPError for a tool that does not exist."""
         tool = self.tools.get(name)
         if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}.")
         try:
             request = tool.request(arguments)
         except InvalidRequest as error:
-            return _result(error.status, error.body())
+            return error.status, error.body()
         answer = await inprocess.call(self.app, request, request.session or session, caller)
-        return _result(answer.status, answer.value())
+        return answer.status, answer.value()
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, session: str, caller: Caller
+    ) -> types.CallToolResult:
+        """The tool `name` called with `arguments`: the answer's status and body, a contract error included."""
+        return _result(*await self.answer(name, arguments, session, caller))
 
 
 def _result(status: int | None, body: Any) -> types.CallToolResult:
@@ -120,10 +127,9 @@ def build_server(toolbox: Toolbox) -> Server[Any]:
         if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri!r}.")
         session, caller = toolbox.context(ctx)
-        result = await toolbox.call(tool, {}, session, caller)
-        body = result.structured_content["body"] if isinstance(result.structured_content, dict) else None
-        if result.is_error or not isinstance(body, str):
-            raise MCPError(INVALID_PARAMS, f"{uri} cannot be read: {result.content[0]}")
+        status, body = await toolbox.answer(tool, {}, session, caller)
+        if status != 200 or not isinstance(body, str):
+            raise MCPError(INVALID_PARAMS, f"{uri} cannot be read: the server answered {status}.")
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/yaml", text=body)]
         )

@@ -230,12 +230,34 @@ def test_a_page_on_another_origin_cannot_call_it(server, headers) -> None:
     assert answer.json()["code"] == "cross_origin_request"
 
 
-def test_a_host_the_server_does_not_answer_to_is_refused_by_the_endpoint_itself() -> None:
-    """Under any ASGI server (here Starlette's TestClient, with no mock-server protocol before the app)."""
-    client = TestClient(create_app(Settings()), base_url="http://rebound.example")
-    answer = client.post("/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS)
-    assert answer.status_code == 403
-    assert answer.json()["code"] == "host_not_allowed"
+def test_the_host_rule_is_the_servers_and_allowed_hosts_is_the_one_list_of_names() -> None:
+    with threaded_server(create_app(Settings()), allowed_hosts=["mock.example"]) as port:
+        url = f"http://127.0.0.1:{port}/__mock/mcp"
+        refused = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "rebound.example"}, timeout=10)
+        answered = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "mock.example"}, timeout=10)
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "host_not_allowed"
+    assert answered.status_code == 200  # the SDK does not refuse a name --allowed-hosts lists
+    assert answered.json()["result"]["serverInfo"]["name"] == "mock-server"
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "status", "code"),
+    [
+        ("[" * 300 + "]" * 300, "application/json", 400, "malformed_json"),
+        ("{not json", "application/json", 400, "malformed_json"),
+        (json.dumps(INITIALIZE), "text/plain", 415, "unsupported_media_type"),
+    ],
+)
+def test_a_body_that_is_no_acceptable_json_is_refused_in_the_contracts_body(
+    server, content, content_type, status, code
+) -> None:
+    base, _ = server
+    answer = httpx.post(
+        f"{base}/__mock/mcp", content=content, headers={**MCP_HEADERS, "Content-Type": content_type}, timeout=10
+    )
+    assert answer.status_code == status
+    assert answer.json()["code"] == code
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +329,15 @@ def test_without_the_admin_plane_there_is_no_mcp_endpoint() -> None:
     answer = client.post("/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS)
     assert answer.status_code == 404
     assert answer.json()["code"] == "not_found"
+
+
+def test_a_client_pointed_at_a_session_url_works_in_that_session(server) -> None:
+    base, _ = server
+
+    async def agent() -> Any:
+        async with Client(f"{base}/__session/agent-by-url/__mock/mcp") as client:
+            return await client.call_tool("mockReset", {})
+
+    assert run(agent).structured_content["status"] == 200
+    session = httpx.get(f"{base}/__mock/sessions/agent-by-url", timeout=10)
+    assert session.status_code == 200 and session.json()["explicit"] is True  # a reset made it, and it stays
