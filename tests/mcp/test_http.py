@@ -341,3 +341,26 @@ def test_a_client_pointed_at_a_session_url_works_in_that_session(server) -> None
     assert run(agent).structured_content["status"] == 200
     session = httpx.get(f"{base}/__mock/sessions/agent-by-url", timeout=10)
     assert session.status_code == 200 and session.json()["explicit"] is True  # a reset made it, and it stays
+
+
+def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch) -> None:
+    import mock_server.mcp.streamable as streamable
+
+    monkeypatch.setattr(streamable, "SESSION_IDLE_SECONDS", 3.0)  # read when the first call starts the manager
+    app = create_app(Settings())
+
+    async def idle_agent(base: str) -> tuple[list[str], list[str]]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            await client.call_tool("mockReset", {})
+            listed = await client.call_tool("mockListSessions", {})  # in flight: the session cannot go idle here
+            working = [s["name"] for s in listed.structured_content["body"]["sessions"] if s["name"].startswith("mcp-")]
+            for _ in range(600):  # the manager's idle scope fires 3 s after the last request
+                await anyio.sleep(0.1)
+                if not mcp_sessions(base):
+                    break
+            return working, mcp_sessions(base)
+
+    with threaded_server(app) as port:
+        working, after = run(idle_agent, f"http://127.0.0.1:{port}")
+    assert len(working) == 1
+    assert after == []
