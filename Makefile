@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -117,6 +117,11 @@ bench-cpu: $(STAMP)
 ## make bench-anchors: the same run plus Prism and WireMock (npm, installed under bench/.tools/)
 bench-anchors: $(STAMP)
 	$(BIN)/python -m bench.run --anchors --command "make bench-anchors"
+
+## make bench-mcp: what an MCP tool call costs in process (bench/mcp_cost.py): the median of 2,000 calls, the
+## official client's and the server side's alone. Not CI.
+bench-mcp: $(STAMP)
+	$(BIN)/python -m bench.mcp_cost
 
 ## make bench-fixture: only what the pix_mock fixture costs a test, against pytest-httpserver and respx (installed
 ## into bench/.tools/fixture-venv, never .venv): its section of BENCHMARKS.md is replaced, the rest kept. Not CI.

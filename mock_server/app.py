@@ -24,6 +24,8 @@ from mock_server.http.record import Recorder
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
 from mock_server.http.shadow import Shadow
+from mock_server.mcp.endpoint import mcp_routes
+from mock_server.mcp.tools import MCP_PATH
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader, shown
 from mock_server.scenarios.state_file import check_writable, read_state_file
 from mock_server.settings import Settings
@@ -49,11 +51,14 @@ def _routes(
     public: bool,
     keep: frozenset[str] | None,
     body_rules: Mapping[str, BodyRules] | None = None,
+    elsewhere: frozenset[str] = frozenset(),
 ) -> list[Route]:
     """One Route per spec path, answering each of its operations with the handler of that operationId (and
-    reading its body by `body_rules` of that operationId, when it has some)."""
+    reading its body by `body_rules` of that operationId, when it has some); the paths in `elsewhere` aside."""
     table = []
     for path, operations in spec.paths().items():
+        if path in elsewhere:
+            continue
         runners = {
             op.method: OperationRunner(
                 server,
@@ -143,7 +148,10 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         public=False,
         keep=None if settings.admin else ALWAYS_OPEN,
         body_rules=snapshot_admin.body_rules(specs, sessions),
+        elsewhere=frozenset({MCP_PATH}),
     )
+    if settings.admin:
+        table += mcp_routes(server, specs.admin)  # the MCP SDK is imported when the path is first called
     app = MockApp(
         direct=public,  # found before Starlette's middleware and router (http/application.py)
         routes=table,

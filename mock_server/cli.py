@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from mock_server.http.handling import ServerContext
 
 from mock_server import __version__, environment, probe
@@ -53,7 +55,8 @@ EXIT_INVALID = 2
 PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
 RECORD = "record"  # its own parser: serve's options, the target's instead of shadow mode's (docs/recording.md)
-COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki", RECORD)
+MCP = "mcp"  # its own options (_mcp_parser): the MCP server over stdio
+COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki", RECORD, MCP)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 
@@ -373,91 +376,19 @@ def _fixtures_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser(record: bool = False) -> argparse.ArgumentParser:
-    """`mock-server [serve]`: the server's options; `record`: those of `mock-server record`, the same but for the
-    scenario to start from (a recording starts empty) and shadow mode (its target takes its place)."""
+def _scenario_options(parser: argparse.ArgumentParser) -> None:
+    """Where sessions start from (serve and mcp)."""
+    _fixtures_option(parser)
+    parser.add_argument(
+        "--scenario",
+        default=environment.default("scenario", Settings().scenario),
+        help="scenario sessions start from (default %(default)s)",
+    )
+
+
+def _session_options(parser: argparse.ArgumentParser) -> None:
+    """The admin token, the sessions' ids and clock, the log level (serve, record and mcp)."""
     defaults = Settings()
-    if record:
-        parser = argparse.ArgumentParser(
-            prog="mock-server record",
-            usage="%(prog)s --target URL --out FILE [OPTION ...]",
-            description="Answer every public call with what the target answered, keep a session in step with what "
-            "it showed, and on SIGINT/SIGTERM or POST /__mock/record/stop write it as a scenario file (CPF, CNPJ and "
-            "account ids replaced by pseudonyms). docs/recording.md",
-            epilog=ENVIRONMENT_EPILOG,
-        )
-        _record_options(parser)
-    else:
-        parser = _serve_parser()
-    return _server_options(parser, defaults, record)
-
-
-def _serve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mock-server",
-        # Short, so that a usage error's one line is not lost under every option (--help lists them all).
-        usage="%(prog)s [serve] [OPTION ...]\n"
-        "       %(prog)s check [--fixtures DIR]\n"
-        "       %(prog)s healthcheck [URL] [OPTION ...]\n"
-        "       %(prog)s wait URL [OPTION ...]\n"
-        "       %(prog)s verify-provider --target URL [OPTION ...]",
-        description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
-        epilog=ENVIRONMENT_EPILOG,
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"mock-server {__version__}", help="print the version and exit"
-    )
-    parser.add_argument(
-        "command",
-        nargs="?",
-        choices=COMMANDS,
-        default="serve",
-        help="serve (default); check the scenario files and exit (`mock-server check --help`); healthcheck (a "
-        "container's HEALTHCHECK) or "
-        "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
-        "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
-        "the mock, see `mock-server verify-provider --help`; pki init DIR: test certificates for mutual TLS "
-        "(`mock-server pki init --help`); record: a provider's answers into a scenario (`mock-server record --help`)",
-    )
-    return parser
-
-
-def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record: bool) -> argparse.ArgumentParser:
-    parser.add_argument(
-        "--host",
-        default=environment.default("host", defaults.host),
-        help="interface to listen on (default %(default)s)",
-    )
-    # A default from MOCK_SERVER_* is text that goes through `type` like a flag's value: a bad one is a usage
-    # error (exit 2) naming the variable (environment.name_variables).
-    parser.add_argument(
-        "--port",
-        type=_port,
-        default=environment.default("port", str(defaults.port)),
-        help="port (default %(default)s; 0 picks a free one)",
-    )
-    if not record:
-        _fixtures_option(parser)
-        parser.add_argument(
-            "--scenario",
-            default=environment.default("scenario", defaults.scenario),
-            help="scenario sessions start from (default %(default)s)",
-        )
-    parser.add_argument(
-        "--allowed-hosts",
-        type=_host_list,
-        default=environment.default("allowed_hosts"),
-        metavar="NAMES",
-        help="host names the server answers to besides localhost, IP addresses and --host, comma-separated: "
-        "mock (that name), .example.com (it and every name under it), * (any); other Host headers get 403 "
-        "(a DNS-rebinding web page sends its own name: docs/threat-model.md)",
-    )
-    parser.add_argument(
-        "--no-admin",
-        action="store_true",
-        default=environment.default("no_admin", False),
-        help="answer 404 on /__mock/* except health",
-    )
     parser.add_argument(
         "--admin-token",
         default=environment.default("admin_token", empty_is_unset=False),  # empty: refused in main()
@@ -485,6 +416,92 @@ def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record:
         default=environment.default("log_level", defaults.log_level),
         help="log level (default %(default)s; info also logs every request)",
     )
+
+
+def _parser(record: bool = False) -> argparse.ArgumentParser:
+    """`mock-server [serve]`: the server's options; `record`: those of `mock-server record`, the same but for the
+    scenario to start from (a recording starts empty) and shadow mode (its target takes its place)."""
+    defaults = Settings()
+    if record:
+        parser = argparse.ArgumentParser(
+            prog="mock-server record",
+            usage="%(prog)s --target URL --out FILE [OPTION ...]",
+            description="Answer every public call with what the target answered, keep a session in step with what "
+            "it showed, and on SIGINT/SIGTERM or POST /__mock/record/stop write it as a scenario file (CPF, CNPJ and "
+            "account ids replaced by pseudonyms). docs/recording.md",
+            epilog=ENVIRONMENT_EPILOG,
+        )
+        _record_options(parser)
+    else:
+        parser = _serve_parser()
+    return _server_options(parser, defaults, record)
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mock-server",
+        # Short, so that a usage error's one line is not lost under every option (--help lists them all).
+        usage="%(prog)s [serve] [OPTION ...]\n"
+        "       %(prog)s check [--fixtures DIR]\n"
+        "       %(prog)s healthcheck [URL] [OPTION ...]\n"
+        "       %(prog)s wait URL [OPTION ...]\n"
+        "       %(prog)s verify-provider --target URL [OPTION ...]\n"
+        "       %(prog)s record --target URL --out FILE [OPTION ...]\n"
+        "       %(prog)s mcp [OPTION ...]",
+        description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
+        epilog=ENVIRONMENT_EPILOG,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"mock-server {__version__}", help="print the version and exit"
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=COMMANDS,
+        default="serve",
+        help="serve (default); check the scenario files and exit (`mock-server check --help`); healthcheck (a "
+        "container's HEALTHCHECK) or "
+        "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
+        "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
+        "the mock, see `mock-server verify-provider --help`; pki init DIR: test certificates for mutual TLS "
+        "(`mock-server pki init --help`); record: a provider's answers into a scenario (`mock-server record "
+        "--help`); mcp: the mock as an MCP server on stdio, for an agent (`mock-server mcp --help`)",
+    )
+    return parser
+
+
+def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record: bool) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "--host",
+        default=environment.default("host", defaults.host),
+        help="interface to listen on (default %(default)s)",
+    )
+    # A default from MOCK_SERVER_* is text that goes through `type` like a flag's value: a bad one is a usage
+    # error (exit 2) naming the variable (environment.name_variables).
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=environment.default("port", str(defaults.port)),
+        help="port (default %(default)s; 0 picks a free one)",
+    )
+    if not record:
+        _scenario_options(parser)
+    parser.add_argument(
+        "--allowed-hosts",
+        type=_host_list,
+        default=environment.default("allowed_hosts"),
+        metavar="NAMES",
+        help="host names the server answers to besides localhost, IP addresses and --host, comma-separated: "
+        "mock (that name), .example.com (it and every name under it), * (any); other Host headers get 403 "
+        "(a DNS-rebinding web page sends its own name: docs/threat-model.md)",
+    )
+    parser.add_argument(
+        "--no-admin",
+        action="store_true",
+        default=environment.default("no_admin", False),
+        help="answer 404 on /__mock/* except health",
+    )
+    _session_options(parser)
     parser.add_argument(
         "--validate-responses",
         action="store_true",
@@ -729,14 +746,10 @@ def serve(settings: Settings) -> int:
         lock.release()
 
 
-def _serve(settings: Settings) -> int:
+def _app_or_exit(settings: Settings) -> tuple[Starlette, str] | int:
+    """The app and its ready line's tail, or the exit status once its scenarios' problems are printed (stderr)."""
     from mock_server.app import create_app  # after argument errors are out of the way
 
-    try:
-        context = server_tls_context(settings)
-    except TlsSetupError as exc:
-        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
     try:
         app = create_app(settings)
     except ScenarioError as exc:
@@ -749,7 +762,19 @@ def _serve(settings: Settings) -> int:
     # The seed never becomes garbage: out of the collector's sight, a million events cost no GC pauses.
     gc.freeze()
     scenario = app.state.sessions.scenarios[settings.scenario]
-    banner = ready_banner(scenario.name, len(scenario.events), len(scenario.accounts))
+    return app, ready_banner(scenario.name, len(scenario.events), len(scenario.accounts))
+
+
+def _serve(settings: Settings) -> int:
+    try:
+        context = server_tls_context(settings)
+    except TlsSetupError as exc:
+        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    built = _app_or_exit(settings)
+    if isinstance(built, int):
+        return built
+    app, banner = built
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
@@ -829,6 +854,50 @@ def oracle(fixtures: Path, scenario: str, specs: Specs) -> tuple[ASGIApp, Scenar
     return app, app.state.sessions.scenarios[scenario]
 
 
+def _mcp_parser() -> argparse.ArgumentParser:
+    """`mock-server mcp`: serve's options for the sessions (scenario, clock, seed, token)."""
+    parser = argparse.ArgumentParser(
+        prog="mock-server mcp",
+        description="Serve the mock as an MCP server over stdin and stdout, for an agent (an MCP client) that "
+        "starts it: one tool per operation of the public API and of /__mock, working in a session of its own. "
+        "stdout carries MCP messages only; the ready line and the logs go to stderr. Needs the mcp extra "
+        "(the official MCP SDK).",
+        epilog=ENVIRONMENT_EPILOG,
+    )
+    _scenario_options(parser)
+    _session_options(parser)
+    environment.name_variables(parser)
+    return parser
+
+
+def mcp_main(arguments: Sequence[str]) -> int:
+    parser = _mcp_parser()
+    args = parser.parse_args(arguments)
+    if args.admin_token is not None and not args.admin_token.strip():
+        parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
+    try:
+        from mock_server.mcp.stdio import serve as serve_mcp  # the SDK: only for this command
+    except ImportError as exc:
+        print(f"mock-server mcp needs the mcp extra, the official MCP SDK ({exc})", file=sys.stderr)
+        return EXIT_INVALID
+    settings = Settings(
+        fixtures=args.fixtures,
+        scenario=args.scenario,
+        admin_token=args.admin_token,
+        seed=args.seed,
+        max_sessions=args.max_sessions,
+        clock=args.clock,
+        log_level=args.log_level,
+        access_log=False,
+    )
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")  # stderr
+    built = _app_or_exit(settings)
+    if isinstance(built, int):
+        return built
+    app, banner = built
+    return serve_mcp(app, settings, banner)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments and arguments[0] in PROBES:
@@ -847,6 +916,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     environment.warn_unknown("mock-server", known, sys.stderr)
     if arguments and arguments[0] == RECORD:
         return record_main(record_parser, arguments[1:])
+    if arguments and arguments[0] == MCP:
+        return mcp_main(arguments[1:])
     if arguments and arguments[0] == "check":
         return check(check_parser.parse_args(arguments[1:]).fixtures)
     args = serve_parser.parse_args(arguments)

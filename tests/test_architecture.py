@@ -13,7 +13,7 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGE = REPOSITORY / "mock_server"
-PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider")
+PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider", "mcp")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

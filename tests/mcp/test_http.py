@@ -1,0 +1,366 @@
+"""MCP over Streamable HTTP at /__mock/mcp, driven by the official `mcp` client against a real socket (uvicorn in a
+thread, with mock-server's own protocol): the tools, the sessions, the journey, the admin plane's rules."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.testclient import TestClient
+
+from mock_server.app import create_app
+from mock_server.mcp.streamable import own_session
+from mock_server.mcp.tools import tools_of
+from mock_server.settings import Settings
+from mock_server.spec.openapi import Specs
+from tests.mcp.agent import documented, journey, journey_settings, render
+from tests.threaded_server import threaded_server
+
+TOKEN = "s3cret-token"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, Any]]:
+    """A server whose sessions start with a frozen clock (the journey's): its base URL and its app."""
+    app = create_app(journey_settings())
+    with threaded_server(app) as port:
+        yield f"http://127.0.0.1:{port}", app
+
+
+def run(coroutine: Any, *args: Any) -> Any:
+    return anyio.run(coroutine, *args)
+
+
+def mcp_sessions(base: str) -> list[str]:
+    sessions = httpx.get(f"{base}/__mock/sessions", timeout=10).json()["sessions"]
+    return [s["name"] for s in sessions if s["name"].startswith("mcp-")]
+
+
+def test_the_official_client_lists_a_tool_per_operation_with_the_specs_schemas(server, specs: Specs) -> None:
+    base, _ = server
+    expected = tools_of(specs)
+
+    async def listed() -> tuple[str | None, list[Any]]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            return client.session.protocol_version, (await client.list_tools()).tools
+
+    version, tools = run(listed)
+    assert version in HANDSHAKE_PROTOCOL_VERSIONS  # the session-based revision: the client fell back to it
+    by_name = {tool.name: tool for tool in tools}
+    public = {op.operation_id for op in specs.public.operations.values()}
+    assert len(public) == 7 and public <= set(by_name)
+    admin = {op.operation_id for op in specs.admin.operations.values()} - {"mockMcpMessage", "mockMcpEnd"}
+    assert len(admin - set(by_name)) <= 2
+    assert set(by_name) == set(expected)
+    for name, tool in by_name.items():
+        assert tool.input_schema == json.loads(json.dumps(expected[name].input_schema)), name
+        assert tool.description == expected[name].description
+
+
+def test_a_request_of_the_stateless_revision_is_refused_naming_the_session_based_ones(server) -> None:
+    base, _ = server
+    probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    answer = httpx.post(
+        f"{base}/__mock/mcp", json=probe, headers={**MCP_HEADERS, "MCP-Protocol-Version": "2026-07-28"}, timeout=10
+    )
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"]["supported"] == list(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_a_scripted_agent_registers_raises_advances_and_reads_and_the_journal_shows_it(server) -> None:
+    base, _ = server
+
+    async def agent() -> tuple[list[Any], list[str], dict[str, Any]]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            steps = await journey(client)
+            [mine] = mcp_sessions(base)  # seen by any admin client while the agent works
+            journal = httpx.get(f"{base}/__mock/requests", headers={"X-Mock-Session": mine}, timeout=10).json()
+            return steps, [mine], journal
+
+    steps, [session], journal = run(agent)
+    assert len(steps) <= 8
+    assert [(s.tool, s.status) for s in steps][1:5] == [
+        ("registerAccountLimit", 201),
+        ("createLimitUpdateRequest", 201),
+        ("mockAdvanceClock", 200),
+        ("mockGetAccount", 200),
+    ]
+    account = steps[4].body
+    assert account["limit"]["pix"]["transaction_natural_person"][0]["amount"] == 800000
+    assert [(r["operation_id"], r["status"]) for r in journal["requests"]] == [
+        ("registerAccountLimit", 201),
+        ("createLimitUpdateRequest", 201),
+    ]
+    assert journal["requests"][0]["request_headers"]["x-mock-session"] == session
+    assert render(steps) == documented()  # docs/mcp.md shows this very run
+    assert session not in mcp_sessions(base)  # ended with the MCP session
+
+
+def test_the_calls_count_in_the_servers_coverage(server) -> None:
+    base, _ = server
+
+    async def agent() -> None:
+        async with Client(f"{base}/__mock/mcp") as client:
+            await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": "nope"})
+
+    httpx.delete(f"{base}/__mock/coverage", headers={"X-Mock-Admin": "1"}, timeout=10)
+    run(agent)
+    coverage = httpx.get(f"{base}/__mock/coverage", timeout=10).json()
+    [lookup] = [op for op in coverage["operations"] if op["operation_id"] == "getExtraordinaryEvent"]
+    assert lookup["answered"]["400"] == 1
+
+
+def test_a_contract_error_is_a_result_not_a_protocol_failure(server) -> None:
+    base, _ = server
+
+    async def agent() -> Any:
+        async with Client(f"{base}/__mock/mcp") as client:
+            return await client.call_tool("mockGetAccount", {"account_id": "9999-999999"})
+
+    result = run(agent)
+    assert result.is_error
+    assert result.structured_content["status"] == 404
+    assert result.structured_content["body"]["code"] == "account_not_found"
+    assert json.loads(result.content[0].text) == result.structured_content
+
+
+def test_a_call_naming_a_session_works_there_and_that_session_outlives_the_mcp_session(server) -> None:
+    base, _ = server
+
+    async def agent() -> None:
+        async with Client(f"{base}/__mock/mcp") as client:
+            answer = await client.call_tool(
+                "mockSetClock", {"session": "shared-by-name", "body": {"now": "2026-11-21T10:00:00-03:00"}}
+            )
+            assert answer.structured_content["status"] == 200
+
+    run(agent)
+    names = [s["name"] for s in httpx.get(f"{base}/__mock/sessions", timeout=10).json()["sessions"]]
+    assert "shared-by-name" in names
+
+
+def test_sixteen_agents_at_once_each_register_the_same_account_and_see_only_their_own(server) -> None:
+    base, _ = server
+    agents = 16
+    seen: dict[int, tuple[int, int, int]] = {}
+
+    async def agent(index: int) -> None:
+        amount = 100000 + index
+        window = [{"start_time": "06:00:00-03:00", "amount": amount}]
+        registration = {
+            "account_id": "0003-000016",
+            "registration_date": "2026-11-20T09:00:00-03:00",
+            "limit": {"pix": {"withdraw": window}},
+        }
+        async with Client(f"{base}/__mock/mcp") as client:
+            created = await client.call_tool("registerAccountLimit", {"body": registration})
+            read = await client.call_tool("mockGetAccount", {"account_id": "0003-000016"})
+        body = read.structured_content["body"]
+        seen[index] = (
+            created.structured_content["status"],
+            body["limit"]["pix"]["withdraw"][0]["amount"],
+            len(body["limit"]["pix"]["withdraw"]),
+        )
+
+    async def all_at_once() -> None:
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for index in range(agents):
+                    group.start_soon(agent, index)
+
+    run(all_at_once)
+    assert seen == {index: (201, 100000 + index, 1) for index in range(agents)}
+
+
+def test_resources_are_the_two_specs(server) -> None:
+    base, _ = server
+
+    async def agent() -> tuple[list[str], str]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            read = await client.read_resource("mock-server:///__mock/openapi.yaml")
+            return listed, read.contents[0].text  # type: ignore[union-attr]
+
+    listed, admin = run(agent)
+    assert listed == ["mock-server:///openapi.yaml", "mock-server:///__mock/openapi.yaml"]
+    assert admin.startswith("openapi: 3.1.0") and "/__mock/mcp:" in admin
+
+
+def test_a_get_opens_no_stream(server) -> None:
+    base, _ = server
+    answer = httpx.get(f"{base}/__mock/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "DELETE, POST"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"},
+        {"Origin": "http://evil.example"},  # a browser that sends no Sec-Fetch-*
+        {"Sec-Fetch-Site": "same-site", "Content-Type": "text/plain"},  # another port of this host, no-cors
+    ],
+)
+def test_a_page_on_another_origin_cannot_call_it(server, headers) -> None:
+    base, _ = server
+    answer = httpx.post(f"{base}/__mock/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, **headers})
+    assert answer.status_code == 403
+    assert answer.json()["code"] == "cross_origin_request"
+
+
+def test_the_host_rule_is_the_servers_and_allowed_hosts_is_the_one_list_of_names() -> None:
+    with threaded_server(create_app(Settings()), allowed_hosts=["mock.example"]) as port:
+        url = f"http://127.0.0.1:{port}/__mock/mcp"
+        refused = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "rebound.example"}, timeout=10)
+        answered = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "mock.example"}, timeout=10)
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "host_not_allowed"
+    assert answered.status_code == 200  # the SDK does not refuse a name --allowed-hosts lists
+    assert answered.json()["result"]["serverInfo"]["name"] == "mock-server"
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "status", "code"),
+    [
+        ("[" * 300 + "]" * 300, "application/json", 400, "malformed_json"),
+        ("{not json", "application/json", 400, "malformed_json"),
+        (json.dumps(INITIALIZE), "text/plain", 415, "unsupported_media_type"),
+    ],
+)
+def test_a_body_that_is_no_acceptable_json_is_refused_in_the_contracts_body(
+    server, content, content_type, status, code
+) -> None:
+    base, _ = server
+    answer = httpx.post(
+        f"{base}/__mock/mcp", content=content, headers={**MCP_HEADERS, "Content-Type": content_type}, timeout=10
+    )
+    assert answer.status_code == status
+    assert answer.json()["code"] == code
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[str]:
+    with threaded_server(create_app(Settings(admin_token=TOKEN))) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_with_an_admin_token_a_client_without_it_is_refused(guarded) -> None:
+    answer = httpx.post(f"{guarded}/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS, timeout=10)
+    assert answer.status_code == 401
+    assert answer.json()["code"] == "unauthorized"
+
+    async def without() -> None:
+        async with Client(f"{guarded}/__mock/mcp"):
+            pass
+
+    with pytest.raises(BaseExceptionGroup) as refused:
+        run(without)
+    assert refused.value.subgroup(MCPError) is not None
+
+
+def test_with_an_admin_token_a_client_with_it_works(guarded) -> None:
+    async def with_token() -> Any:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+            Client(streamable_http_client(f"{guarded}/__mock/mcp", http_client=http)) as client,
+        ):
+            return await client.call_tool("mockGetClock", {})
+
+    assert run(with_token).structured_content["status"] == 200
+
+
+def test_the_mcp_sessions_own_session_is_named_after_a_digest_of_its_id() -> None:
+    name = own_session("0123456789abcdef0123456789abcdef")
+    assert name.startswith("mcp-") and len(name) == 20 and "0123456789abcdef" not in name
+
+
+def test_the_server_starts_without_importing_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from mock_server.app import create_app; import mock_server.cli; create_app(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
+    base, _ = server
+
+    async def agent() -> Any:
+        async with Client(f"{base}/__mock/mcp") as client:
+            fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
+            armed = await client.call_tool("mockCreateFault", {"body": fault})
+            assert armed.structured_content["status"] == 201, armed.structured_content
+            key = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+            return await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": key})
+
+    result = run(agent)
+    assert result.structured_content == {"status": None, "body": None}
+    assert result.is_error
+
+
+def test_without_the_admin_plane_there_is_no_mcp_endpoint() -> None:
+    client = TestClient(create_app(Settings(admin=False)))
+    answer = client.post("/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    assert answer.status_code == 404
+    assert answer.json()["code"] == "not_found"
+
+
+def test_a_client_pointed_at_a_session_url_works_in_that_session(server) -> None:
+    base, _ = server
+
+    async def agent() -> Any:
+        async with Client(f"{base}/__session/agent-by-url/__mock/mcp") as client:
+            return await client.call_tool("mockReset", {})
+
+    assert run(agent).structured_content["status"] == 200
+    session = httpx.get(f"{base}/__mock/sessions/agent-by-url", timeout=10)
+    assert session.status_code == 200 and session.json()["explicit"] is True  # a reset made it, and it stays
+
+
+def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch) -> None:
+    import mock_server.mcp.streamable as streamable
+
+    monkeypatch.setattr(streamable, "SESSION_IDLE_SECONDS", 3.0)  # read when the first call starts the manager
+    app = create_app(Settings())
+
+    async def idle_agent(base: str) -> tuple[list[str], list[str]]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            await client.call_tool("mockReset", {})
+            listed = await client.call_tool("mockListSessions", {})  # in flight: the session cannot go idle here
+            working = [s["name"] for s in listed.structured_content["body"]["sessions"] if s["name"].startswith("mcp-")]
+            for _ in range(600):  # the manager's idle scope fires 3 s after the last request
+                await anyio.sleep(0.1)
+                if not mcp_sessions(base):
+                    break
+            return working, mcp_sessions(base)
+
+    with threaded_server(app) as port:
+        working, after = run(idle_agent, f"http://127.0.0.1:{port}")
+    assert len(working) == 1
+    assert after == []

@@ -1,0 +1,87 @@
+"""`mock-server mcp`: MCP over stdio, driven by the official client, which starts it as an agent does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mock_server.mcp.tools import tools_of
+from mock_server.spec.openapi import Specs
+from tests.mcp.agent import START, journey
+
+pytestmark = pytest.mark.e2e
+COMMAND = [sys.executable, "-m", "mock_server", "mcp"]
+
+
+def stdio(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], *args])
+
+
+def test_the_official_client_lists_a_tool_per_operation_over_stdio(specs: Specs) -> None:
+    expected = tools_of(specs)
+
+    async def listed() -> list[Any]:
+        with anyio.fail_after(120):
+            async with Client(stdio()) as client:
+                return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in anyio.run(listed)}
+    public = {op.operation_id for op in specs.public.operations.values()}
+    admin = {op.operation_id for op in specs.admin.operations.values()} - {"mockMcpMessage", "mockMcpEnd"}
+    assert len(public) == 7 and public <= set(tools)
+    assert len(admin - set(tools)) <= 2
+    for name, tool in tools.items():
+        assert tool.input_schema == json.loads(json.dumps(expected[name].input_schema)), name
+
+
+def test_the_journey_over_stdio_with_the_token_the_server_was_given() -> None:
+    async def agent() -> list[Any]:
+        with anyio.fail_after(120):
+            async with Client(stdio("--clock", START.isoformat(), "--admin-token", "t0ken")) as client:
+                return await journey(client)
+
+    steps = anyio.run(agent)
+    assert len(steps) <= 8
+    assert [s.status for s in steps] == [200, 201, 201, 200, 200, 200]
+    journal = steps[-1].body["requests"]
+    assert [(r["operation_id"], r["status"]) for r in journal] == [
+        ("registerAccountLimit", 201),
+        ("createLimitUpdateRequest", 201),
+    ]
+    assert journal[0]["request_headers"]["x-mock-session"].startswith("mcp-")
+
+
+def test_stdout_carries_protocol_messages_only() -> None:
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mockHealth", "arguments": {}}},
+    ]
+    done = subprocess.run(
+        [*COMMAND, "--log-level", "debug"],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    answers = [json.loads(line) for line in lines]  # every line a JSON-RPC message, nothing else
+    assert [a.get("id") for a in answers] == [1, 2]
+    assert answers[1]["result"]["structuredContent"]["status"] == 200
+    assert "mock-server ready on stdio" in done.stderr
