@@ -129,9 +129,12 @@ image: $(STAMP)
 	$(BIN)/python scripts/image_build.py
 
 ## make test-containers: make image, then PixMockContainer against it through testcontainers-python and podman's
-## Docker API (started and stopped by the tests; marker containers, tests/containers). Not part of make test.
+## Docker API (started and stopped by the tests), and the Kubernetes router's HAProxy config run by Debian's haproxy
+## (installed when missing) over replicas found by DNS (marker containers: tests/containers, tests/deploy)
 test-containers: image
-	timeout 600 $(BIN)/pytest -q -p no:cacheprovider -m containers tests/containers
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || (apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq haproxy >/dev/null)
+	timeout 900 $(BIN)/pytest -q -p no:cacheprovider -m containers tests/containers tests/deploy
 
 ## make test-browser: Playwright (PyPI) drives Debian's chromium (installed if missing; never `playwright install`)
 ## through the dashboard and the docs. Not part of make test. `make screenshots` refreshes the docs' pictures.
