@@ -41,6 +41,7 @@ HEALTH = "/__mock/health"
 ALLOWED_HOSTS = "MOCK_SERVER_ALLOWED_HOSTS"
 STARTUP_TIMEOUT = 30.0  # seconds from start() to an answered health check, at most
 POLL_INTERVAL = 0.05
+STATUS_INTERVAL = 0.5  # seconds between two questions to the engine whether the container still runs
 PROBE_TIMEOUT = 2.0  # one health request's bound
 
 
@@ -56,6 +57,7 @@ class PixMockContainer(DockerContainer):
         self.startup_timeout = startup_timeout
         self._admin_token: str | None = None
         self._sessions: list[PixMock] = []
+        self._url: str | None = None  # known once started: the published port does not change
 
     # -- builders: the image's MOCK_SERVER_* variables -------------------------------------------------------------
 
@@ -125,6 +127,7 @@ class PixMockContainer(DockerContainer):
         """Create and start the container, then wait until `/__mock/health` answers 200 (at most
         `startup_timeout` seconds); ContainerStartException with the container's log otherwise."""
         super().start()
+        self._url = None
         try:
             self._wait_until_healthy()
         except BaseException:
@@ -133,25 +136,31 @@ class PixMockContainer(DockerContainer):
         return self
 
     def _wait_until_healthy(self) -> None:
+        """Health asked every POLL_INTERVAL; the engine asked whether the container still runs only every
+        STATUS_INTERVAL (each question to it costs a round trip, which a loaded engine answers slowly)."""
         deadline = time.monotonic() + self.startup_timeout
         last = "no answer yet"
+        url = self.get_url() + HEALTH  # the published port is known once the container started
+        status_due = time.monotonic() + STATUS_INTERVAL
         with httpx.Client(timeout=PROBE_TIMEOUT, trust_env=False) as probe:
             while time.monotonic() < deadline:
                 try:
-                    response = probe.get(self.get_url() + HEALTH)
-                except httpx.HTTPError as error:  # not listening yet, or the port not published yet
+                    response = probe.get(url)
+                except httpx.HTTPError as error:  # not listening yet
                     last = f"{type(error).__name__}: {error}"
                 else:
                     if response.status_code == 200:
                         return
                     last = f"{response.status_code} {response.text[:300]}"
-                container = self.get_wrapped_container()
-                container.reload()
-                if container.status not in ("created", "running"):
-                    raise ContainerStartException(
-                        f"the mock server's container {container.status} before it was healthy "
-                        f"({last}); its log:\n{self._log()}"
-                    )
+                if time.monotonic() >= status_due:
+                    status_due = time.monotonic() + STATUS_INTERVAL
+                    container = self.get_wrapped_container()
+                    container.reload()
+                    if container.status not in ("created", "running"):
+                        raise ContainerStartException(
+                            f"the mock server's container {container.status} before it was healthy "
+                            f"({last}); its log:\n{self._log()}"
+                        )
                 time.sleep(POLL_INTERVAL)
         raise ContainerStartException(
             f"the mock server did not answer {HEALTH} with 200 within {self.startup_timeout:g} s ({last}); "
@@ -170,16 +179,19 @@ class PixMockContainer(DockerContainer):
         """Close the clients `session()` handed out, then remove the container."""
         while self._sessions:
             self._sessions.pop().close()
+        self._url = None
         super().stop(force=force, delete_volume=delete_volume)
 
     # -- reaching it ------------------------------------------------------------------------------------------------
 
     def get_url(self) -> str:
         """The base URL the server answers on from here: `http://HOST:PORT` (no trailing slash)."""
-        host = self.get_container_host_ip()
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"  # an IPv6 address
-        return f"http://{host}:{self.get_exposed_port(PORT)}"
+        if self._url is None:
+            host = self.get_container_host_ip()
+            if ":" in host and not host.startswith("["):
+                host = f"[{host}]"  # an IPv6 address
+            self._url = f"http://{host}:{self.get_exposed_port(PORT)}"
+        return self._url
 
     def session(self, name: str) -> PixMock:
         """A `mock_server.client.PixMock` bound to session `name` on this server (with the admin token, if one
