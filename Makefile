@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -21,16 +21,29 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PIP_INSTALL) -e ".[dev]"
 	touch $(STAMP)
 
+# `make run` needs the server alone: the package with its runtime dependencies, no dev tools (a fresh clone serves
+# in seconds, not after 450 MB of linters, docs and test tools). A .venv that has the dev install has it too.
+RUN_STAMP := $(VENV)/.runtime-stamp
+$(RUN_STAMP): pyproject.toml $(CONSTRAINTS)
+	$(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) -e .
+	touch $(RUN_STAMP)
+
 install: $(STAMP)
 
 ## make lock: constraints.txt again from a clean venv: exact pins of everything ".[dev,browser]" resolves to today
 lock:
 	$(PYTHON) scripts/lock.py lock --python $(PYTHON)
 
-## make upgrade-check: the newest releases (no constraints) in a throwaway venv, the default suite run there; prints
-## each package that differs from constraints.txt (locked -> newest) and the suite's verdict (non-zero exit if it fails)
+## make upgrade-check: the newest releases (no constraints) in a throwaway venv, the smoke tier run there; prints each
+## package that differs from constraints.txt (locked -> newest) and the tier's verdict (non-zero exit if it fails). In CI.
 upgrade-check:
 	$(PYTHON) scripts/lock.py upgrade-check --python $(PYTHON)
+
+## make lowest-check: every direct dependency at the floor pyproject.toml declares (uv --resolution lowest-direct, in a
+## throwaway venv), the smoke tier run there: public and admin API, TLS served by a real process, the plugin. In CI.
+lowest-check:
+	$(PYTHON) scripts/lock.py lowest-check --python $(PYTHON)
 
 ## make dist: the sdist and the wheel into $(DIST)/ (the wheel holds the mock_server package alone); then
 ## `pip install dist/pix_limits_mock_server-*.whl` anywhere, or `pipx install dist/pix_limits_mock_server-*.whl`
@@ -40,8 +53,8 @@ dist: $(STAMP)
 	$(BIN)/python -m build --outdir $(DIST) .
 
 ## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples
-## reproduce; Ctrl-C stops it (the server exits 0, so make reports no error)
-run: $(STAMP)
+## reproduce; Ctrl-C stops it (the server exits 0, so make reports no error). Installs the runtime only.
+run: $(RUN_STAMP)
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
 ## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs)

@@ -4,12 +4,20 @@ lock           A clean virtual environment gets `pip install -e ".[dev,browser]"
                newest releases that fit pyproject.toml); `pip freeze` of it, less the project itself, is written to
                constraints.txt as exact `==` pins. The `browser` extra is in it because `make test-browser` and
                `make screenshots` install it into .venv too.
-upgrade-check  The same fresh install in a throwaway environment, then the default test suite (`pytest -q`) run
-               with it; prints each package whose release differs from constraints.txt (old -> new, added,
-               dropped) and whether the suite passed. Exits with pytest's status: non-zero when the suite fails.
+upgrade-check  The same fresh install in a throwaway environment, then the smoke tier (below) run with it;
+               prints each package whose release differs from constraints.txt (old -> new, added, dropped) and
+               whether the tier passed. Exits with pytest's status: non-zero when the tier fails.
+lowest-check   A throwaway environment where uv installs `.[pytest,tls]` with `--resolution lowest-direct`: every
+               direct dependency of the server, the plugin and its TLS at the lowest release pyproject.toml allows
+               (what an integrator's resolver may pick), then the test runner's own tools (pytest-xdist, httpx2,
+               hypothesis: no dependency of the package, newest); then the smoke tier. A floor nobody runs at is a
+               guess: this is where each one is tried.
+
+The smoke tier (SMOKE_TIER): the public API's and the admin API's HTTP tests, TLS and mutual TLS served by a real
+`mock-server` process, and the pytest plugin in process and in a child pytest.
 
 pip merges constraint files, so a machine-wide one (pip's `global.constraint`) still applies; the lock only adds
-exact pins. Usage: python scripts/lock.py {lock,upgrade-check} [--python PYTHON]
+exact pins. Usage: python scripts/lock.py {lock,upgrade-check,lowest-check} [--python PYTHON] [--keep]
 """
 
 from __future__ import annotations
@@ -34,6 +42,26 @@ HEADER = """\
 # the suite passes with them: `make upgrade-check`.
 """
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)$")
+
+# What both checks run: the public and admin API tiers, TLS serving and the plugin (README "Dependency floors").
+SMOKE_TIER = [
+    "tests/api",
+    "tests/admin/test_admin_lifecycle.py",
+    "tests/admin/test_admin_events.py",
+    "tests/admin/test_admin_accounts.py",
+    "tests/admin/test_admin_journal_faults_clock.py",
+    "tests/admin/test_admin_state.py",
+    "tests/admin/test_sessions.py",
+    "tests/admin/test_provider_states.py",
+    "tests/admin/test_pact_export.py",
+    "tests/http/test_tls.py",
+    "tests/plugin",
+    "tests/e2e/test_tls.py",
+    "tests/e2e/test_pytest_plugin.py",
+    "tests/e2e/test_plugin_tls.py",
+]
+LOWEST_EXTRAS = "pytest,tls"  # what an integrator installs: the server, the pix_mock fixture, TLS certificates
+RUNNER_TOOLS = ["pytest-xdist", "httpx2", "hypothesis"]  # the suite's own tools, not the package's dependencies
 
 
 COMMAND = "lock"  # which of the two is running: the prefix of what it prints
@@ -118,30 +146,81 @@ def upgrade_check(python: str, keep: bool) -> int:
         say(f"{len(changes)} of {len(locked)} locked packages differ from {CONSTRAINTS.name} (locked -> newest):")
         for change in changes:
             print(f"  {change}")
-        say("the default test suite on the newest releases: pytest -q")
-        env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
-        env["VIRTUAL_ENV"] = str(venv)
-        status = run([str(venv / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"], cwd=ROOT, env=env).returncode
+        say("the smoke tier on the newest releases")
+        status = smoke_tier(venv, floors=False)
     finally:
         if keep:
             say(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     verdict = "passed" if status == 0 else f"FAILED (pytest exit {status})"
-    say(f"{len(changes)} package(s) differ from {CONSTRAINTS.name}; the default suite on the newest releases {verdict}")
+    say(f"{len(changes)} package(s) differ from {CONSTRAINTS.name}; the smoke tier on the newest releases {verdict}")
+    return status
+
+
+def smoke_tier(venv: Path, floors: bool) -> int:
+    """SMOKE_TIER under `venv`'s pytest, on both cores. The suite's pyproject options name its plugins with a flag
+    pytest 8.0 lacks (--disable-plugin-autoload), so this run autoloads the installed ones, as an integrator's pytest
+    does (the child pytests of the plugin's tests too); at the floors, deprecation warnings of old releases beside new
+    transitive ones are no failure, and schemathesis (not installed there) is left out."""
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env["VIRTUAL_ENV"] = str(venv)
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    options = "--strict-markers --import-mode=importlib"
+    command = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", f"addopts={options}"]
+    if floors:
+        command += ["-W", "ignore::DeprecationWarning", "-k", "not schemathesis"]
+    # In process on both cores; the tests that start processes one by one, as make test-e2e runs them (a child pytest
+    # under an xdist worker would take the worker's name for its sessions).
+    in_process = [path for path in SMOKE_TIER if not path.startswith("tests/e2e/")]
+    tiers = "not slow and not browser and not cluster and not exhaustive"
+    status = run([*command, "-n", "2", "-m", f"{tiers} and not e2e", *in_process], cwd=ROOT, env=env).returncode
+    processes = [path for path in SMOKE_TIER if path.startswith("tests/e2e/")]
+    return status or run([*command, "-m", tiers, *processes], cwd=ROOT, env=env).returncode
+
+
+def lowest_check(python: str, keep: bool) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="pix-mock-lowest-check-"))
+    try:
+        venv = tmp / "venv"
+        if run([python, "-m", "venv", str(venv)]).returncode != 0:
+            raise SystemExit(f"could not create a virtual environment with {python}")
+        vpython = str(venv / "bin" / "python")
+        if run([vpython, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "uv"]).returncode != 0:
+            raise SystemExit("pip install uv failed")
+        uv = [str(venv / "bin" / "uv"), "pip", "install", "--quiet", "-p", vpython]
+        say(f"installing .[{LOWEST_EXTRAS}] with every direct dependency at its floor (uv --resolution lowest-direct)")
+        if run([*uv, "--resolution", "lowest-direct", "-e", f".[{LOWEST_EXTRAS}]"], cwd=ROOT).returncode != 0:
+            raise SystemExit("uv pip install --resolution lowest-direct failed")
+        if run([*uv, *RUNNER_TOOLS], cwd=ROOT).returncode != 0:
+            raise SystemExit(f"uv pip install {' '.join(RUNNER_TOOLS)} failed")
+        frozen = run([vpython, "-m", "pip", "freeze", "--all", "--exclude-editable"], capture_output=True)
+        floors = pins(frozen.stdout)
+        direct = ["starlette", "uvicorn", "pyyaml", "jsonschema", "referencing", "jsonschema-rs", "httpx", "orjson"]
+        direct += ["rfc3339-validator", "swagger-ui-bundle-v2", "rapidyaml", "pytest", "cryptography"]
+        say("at the floors: " + ", ".join(f"{floors[d][0]} {floors[d][1]}" for d in direct if d in floors))
+        status = smoke_tier(venv, floors=True)
+    finally:
+        if keep:
+            say(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    say("the smoke tier at the declared floors " + ("passed" if status == 0 else f"FAILED (pytest exit {status})"))
     return status
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["lock", "upgrade-check"])
+    parser.add_argument("command", choices=["lock", "upgrade-check", "lowest-check"])
     parser.add_argument("--python", default="python3", help="the interpreter the environment is made with")
-    parser.add_argument("--keep", action="store_true", help="upgrade-check: keep the throwaway environment")
+    parser.add_argument("--keep", action="store_true", help="the checks: keep the throwaway environment")
     options = parser.parse_args()
     global COMMAND
     COMMAND = options.command
     if options.command == "lock":
         return lock(options.python)
+    if options.command == "lowest-check":
+        return lowest_check(options.python, options.keep)
     return upgrade_check(options.python, options.keep)
 
 

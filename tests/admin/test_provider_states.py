@@ -24,7 +24,11 @@ STATES_URL = "/__mock/pact/states"
 RECIPIENT_ID = "rcp-0001"
 
 
-def setup(client: Any, state: str, params: dict[str, Any] | None = None, action: str = "setup") -> dict[str, Any]:
+# Not `setup`: pytest before 8.1 calls a module-level function of that name before the module's tests (xunit style),
+# and `make lowest-check` runs this module at the `pytest` extra's floor.
+def change_state(
+    client: Any, state: str, params: dict[str, Any] | None = None, action: str = "setup"
+) -> dict[str, Any]:
     body: dict[str, Any] = {"state": state, "action": action}
     if params is not None:
         body["params"] = params
@@ -44,7 +48,7 @@ def registered(account_id: str = ACCOUNT, **pix: Any) -> dict[str, Any]:
 
 
 def test_a_new_account_is_registered_with_the_facts_given(client) -> None:
-    setup(client, f"account {ACCOUNT} is registered", registered())
+    change_state(client, f"account {ACCOUNT} is registered", registered())
     account = client.get(f"/__mock/accounts/{ACCOUNT}").json()
     assert account["registration_date"] == "2026-11-21T09:00:00-03:00"
     assert account["limit"] == {"pix": {"withdraw": day_night(500000, 300000)}}
@@ -54,14 +58,14 @@ def test_a_new_account_is_registered_with_the_facts_given(client) -> None:
 
 
 def test_an_account_of_the_scenario_takes_the_limits_given_and_keeps_its_list(client) -> None:
-    setup(client, f"account {FULL_ACCOUNT} is registered", registered(FULL_ACCOUNT, change=day_night(1, 1)))
+    change_state(client, f"account {FULL_ACCOUNT} is registered", registered(FULL_ACCOUNT, change=day_night(1, 1)))
     account = client.get(f"/__mock/accounts/{FULL_ACCOUNT}").json()
     assert account["limit"] == {"pix": {"change": day_night(1, 1)}}
     assert len(account["recipient_list"]["recipients"]) == 2
 
 
 def test_a_name_alone_holds_when_the_fact_does(client) -> None:
-    assert setup(client, f"account {FULL_ACCOUNT} is registered")["reset"] is True
+    assert change_state(client, f"account {FULL_ACCOUNT} is registered")["reset"] is True
     assert_error(
         client.post(STATES_URL, json={"state": f"account {ACCOUNT} is registered"}), 409, "provider_state_unreachable"
     )
@@ -71,18 +75,18 @@ def test_outcomes_given_are_the_words_the_account_answers_with(client) -> None:
     outcomes = {
         "limit_update_request": {"analysis_status": "pending_analysis", "limit_update_request_status": "pending"}
     }
-    setup(client, f"account {ACCOUNT} is registered", {**registered(), "outcomes": outcomes})
+    change_state(client, f"account {ACCOUNT} is registered", {**registered(), "outcomes": outcomes})
     proposal = client.post(limit_update_path(ACCOUNT), json={"pix": {"withdraw": day_night(1, 1)}}).json()
     assert (proposal["analysis_status"], proposal["limit_update_request_status"]) == ("pending_analysis", "pending")
 
 
 def test_an_account_registered_by_the_session_can_be_made_absent_one_of_the_scenario_cannot(client) -> None:
     assert client.post("/limits/account", json=registration(ACCOUNT)).status_code == 201
-    setup(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})
+    change_state(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})
     # The call above was answered: the setup started afresh, and the account is gone either way.
     assert client.post("/limits/account", json=registration(ACCOUNT)).status_code == 201
-    setup(client, f"account {ACCOUNT} is registered", registered())
-    setup(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})  # same interaction: removed
+    change_state(client, f"account {ACCOUNT} is registered", registered())
+    change_state(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})  # same interaction: removed
     assert client.get(f"/__mock/accounts/{ACCOUNT}").status_code == 404
     body = assert_error(
         client.post(STATES_URL, json={"state": f"account {FULL_ACCOUNT} is not registered"}),
@@ -93,12 +97,12 @@ def test_an_account_registered_by_the_session_can_be_made_absent_one_of_the_scen
 
 
 def test_recipient_list_states(client) -> None:
-    setup(client, f"account {ACCOUNT} is registered", registered())
+    change_state(client, f"account {ACCOUNT} is registered", registered())
     transaction = {"pix": {"transaction": day_night(100000, 50000)}}
-    setup(client, f"account {ACCOUNT} has a recipient list", {"account_id": ACCOUNT, "limit": transaction})
+    change_state(client, f"account {ACCOUNT} has a recipient list", {"account_id": ACCOUNT, "limit": transaction})
     assert client.get(f"/__mock/accounts/{ACCOUNT}").json()["recipient_list"]["limit"] == transaction
     assert client.post(recipient_list_path(ACCOUNT), json={"limit": transaction}).status_code == 409
-    setup(client, f"account {FULL_ACCOUNT} has no recipient list", {"account_id": FULL_ACCOUNT})
+    change_state(client, f"account {FULL_ACCOUNT} has no recipient list", {"account_id": FULL_ACCOUNT})
     assert "recipient_list" not in client.get(f"/__mock/accounts/{FULL_ACCOUNT}").json()
     assert client.post(recipient_list_path(FULL_ACCOUNT), json={"limit": transaction}).status_code == 201
 
@@ -110,7 +114,7 @@ def test_a_list_needs_its_account_and_its_limit(client) -> None:
         "provider_state_unreachable",
     )
     assert f"account {ACCOUNT} is registered" in body["message"]
-    setup(client, f"account {ACCOUNT} is registered", registered())
+    change_state(client, f"account {ACCOUNT} is registered", registered())
     assert_error(
         client.post(STATES_URL, json={"state": f"account {ACCOUNT} has a recipient list"}),
         409,
@@ -127,20 +131,20 @@ def list_of(client: Any, account_id: str) -> list[dict[str, Any]]:
 
 
 def test_recipient_states_hold_the_document_under_the_id_given(client) -> None:
-    setup(client, f"account {ACCOUNT} is registered", registered())
-    setup(
+    change_state(client, f"account {ACCOUNT} is registered", registered())
+    change_state(
         client,
         f"account {ACCOUNT} has a recipient list",
         {"account_id": ACCOUNT, "limit": {"pix": {"transaction": day_night(1, 1)}}},
     )
-    setup(
+    change_state(
         client,
         f"recipient {RECIPIENT_ID} is in the recipient list of account {ACCOUNT}",
         {"account_id": ACCOUNT, "recipient_id": RECIPIENT_ID, "document_number": DOCUMENT},
     )
     assert [(r["recipient_id"], r["document_number"]) for r in list_of(client, ACCOUNT)] == [(RECIPIENT_ID, DOCUMENT)]
     # The same document under another id replaces it: one recipient a document.
-    setup(
+    change_state(
         client,
         f"document {DOCUMENT_BARE} is in the recipient list of account {ACCOUNT}",
         {"account_id": ACCOUNT, "recipient_id": "rcp-0002", "document_number": DOCUMENT_BARE},
@@ -153,17 +157,17 @@ def test_recipient_states_hold_the_document_under_the_id_given(client) -> None:
 def test_recipient_absence_states_remove_by_id_or_by_document_in_any_layout(client) -> None:
     recipients = list_of(client, FULL_ACCOUNT)
     first, second = recipients
-    setup(client, f"recipient {first['recipient_id']} is not in the recipient list of account {FULL_ACCOUNT}")
+    change_state(client, f"recipient {first['recipient_id']} is not in the recipient list of account {FULL_ACCOUNT}")
     assert [r["recipient_id"] for r in list_of(client, FULL_ACCOUNT)] == [second["recipient_id"]]
     bare = second["document_number"].replace(".", "").replace("/", "").replace("-", "")
-    setup(client, f"document {bare} is not in the recipient list of account {FULL_ACCOUNT}")
+    change_state(client, f"document {bare} is not in the recipient list of account {FULL_ACCOUNT}")
     assert list_of(client, FULL_ACCOUNT) == []
     removed = client.delete(f"{recipient_list_path(FULL_ACCOUNT)}/recipient/{first['recipient_id']}")
     assert_error(removed, 404, "recipient_not_found")
 
 
 def test_a_recipient_without_an_id_gets_one_of_the_session(client) -> None:
-    setup(client, f"document {DOCUMENT} is in the recipient list of account {FULL_ACCOUNT}")
+    change_state(client, f"document {DOCUMENT} is in the recipient list of account {FULL_ACCOUNT}")
     assert DOCUMENT in [r["document_number"] for r in list_of(client, FULL_ACCOUNT)]
 
 
@@ -177,7 +181,7 @@ def test_an_event_is_made_as_the_params_show_it(client) -> None:
             {**i, "event_conciliation_status": "paid"} for i in PENDING_EVENT_BODY["event_conciliation_list"]
         ],
     }
-    setup(client, f"event {PENDING_EVENT} is paid", {"key": PENDING_EVENT, **paid})
+    change_state(client, f"event {PENDING_EVENT} is paid", {"key": PENDING_EVENT, **paid})
     assert client.get(EVENT_PATH + PENDING_EVENT).json() == paid
     made = {
         **paid,
@@ -187,7 +191,7 @@ def test_an_event_is_made_as_the_params_show_it(client) -> None:
             for n, i in enumerate(paid["event_conciliation_list"])
         ],
     }
-    setup(client, f"event {UNKNOWN_EVENT} is paid", {"key": UNKNOWN_EVENT, **made})
+    change_state(client, f"event {UNKNOWN_EVENT} is paid", {"key": UNKNOWN_EVENT, **made})
     assert client.get(EVENT_PATH + UNKNOWN_EVENT).json() == made
 
 
@@ -220,7 +224,7 @@ def test_an_event_state_refuses_params_that_contradict_it(client) -> None:
         "provider_state_unreachable",
         ["params"],
     )
-    setup(client, f"event {CANCELED_EVENT} is canceled")  # the name alone: the scenario's event is so already
+    change_state(client, f"event {CANCELED_EVENT} is canceled")  # the name alone: the scenario's event is so already
 
 
 def test_an_event_the_session_made_can_be_made_absent_one_of_the_scenario_cannot(client) -> None:
@@ -232,8 +236,8 @@ def test_an_event_the_session_made_can_be_made_absent_one_of_the_scenario_cannot
             {**PENDING_EVENT_BODY["event_conciliation_list"][0], "event_conciliation_key": UNKNOWN_EVENT}
         ],
     }
-    setup(client, f"event {UNKNOWN_EVENT} is pending conciliation", {"key": UNKNOWN_EVENT, **made})
-    setup(client, f"event {UNKNOWN_EVENT} does not exist")
+    change_state(client, f"event {UNKNOWN_EVENT} is pending conciliation", {"key": UNKNOWN_EVENT, **made})
+    change_state(client, f"event {UNKNOWN_EVENT} does not exist")
     assert client.get(EVENT_PATH + UNKNOWN_EVENT).status_code == 404
     assert_error(
         client.post(STATES_URL, json={"state": f"event {PENDING_EVENT} does not exist"}),
@@ -244,19 +248,19 @@ def test_an_event_the_session_made_can_be_made_absent_one_of_the_scenario_cannot
 
 def test_each_interaction_starts_afresh_and_its_states_add_up(client) -> None:
     """What a verifier does: the setups of one interaction, its request, then the next interaction's setups."""
-    assert setup(client, f"account {ACCOUNT} is registered", registered())["reset"] is True  # the first ever
-    assert setup(client, f"account {ACCOUNT} has no recipient list")["reset"] is False
+    assert change_state(client, f"account {ACCOUNT} is registered", registered())["reset"] is True  # the first ever
+    assert change_state(client, f"account {ACCOUNT} has no recipient list")["reset"] is False
     assert client.post(limit_update_path(ACCOUNT), json={"pix": {"withdraw": day_night(1, 1)}}).status_code == 201
-    assert setup(client, f"account {ACCOUNT} is registered", action="teardown")["reset"] is False
+    assert change_state(client, f"account {ACCOUNT} is registered", action="teardown")["reset"] is False
     assert client.get(f"/__mock/accounts/{ACCOUNT}").status_code == 200  # teardown changed nothing
-    assert setup(client, "")["reset"] is True  # the next interaction, with no state: afresh
+    assert change_state(client, "")["reset"] is True  # the next interaction, with no state: afresh
     assert client.get(f"/__mock/accounts/{ACCOUNT}").status_code == 404
     assert client.get("/__mock/requests").json()["requests"] == []
 
 
 def test_the_session_goes_back_to_its_own_scenario(client) -> None:
     assert client.post("/__mock/reset", json={"scenario": "empty"}).status_code == 200
-    setup(client, "")
+    change_state(client, "")
     assert client.get("/__mock/scenarios").json()["active"] == "empty"
 
 
@@ -378,14 +382,14 @@ def test_provider_states_count_what_they_put_and_give_back_what_they_take(client
     takes away gives its bytes back (the count never drifts below what the session holds)."""
     client.get("/__mock/clock")
     empty = _state_bytes(client)
-    setup(client, f"account {ACCOUNT} is registered", registered())
+    change_state(client, f"account {ACCOUNT} is registered", registered())
     with_account = _state_bytes(client)
     assert with_account > empty
     transaction = {"pix": {"transaction": day_night(100000, 50000)}}
-    setup(client, f"account {ACCOUNT} has a recipient list", {"account_id": ACCOUNT, "limit": transaction})
+    change_state(client, f"account {ACCOUNT} has a recipient list", {"account_id": ACCOUNT, "limit": transaction})
     with_list = _state_bytes(client)
     assert with_list > with_account
-    setup(client, f"account {ACCOUNT} has no recipient list", {"account_id": ACCOUNT})
+    change_state(client, f"account {ACCOUNT} has no recipient list", {"account_id": ACCOUNT})
     assert _state_bytes(client) == with_account
-    setup(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})
+    change_state(client, f"account {ACCOUNT} is not registered", {"account_id": ACCOUNT})
     assert _state_bytes(client) == empty
