@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from testcontainers.core.exceptions import ContainerStartException
 
 from mock_server.testcontainers import PixMockContainer
 
@@ -162,3 +163,15 @@ def test_the_container_answers_to_the_docker_hosts_name(image: str, monkeypatch:
             refused = client.get("/__mock/health", headers={"Host": "rebound.example"})
             assert refused.status_code == 403
             assert refused.json()["code"] == "host_not_allowed"
+
+
+def test_a_server_that_cannot_start_fails_start_at_once_with_its_log(image: str, fixtures: Path) -> None:
+    """A scenario the fixtures do not hold: the server exits with a usage error; start() says so, with the
+    server's own words, as soon as the container has exited (not after the whole startup timeout)."""
+    container = PixMockContainer(image, startup_timeout=120).with_fixtures(fixtures).with_scenario("missing")
+    # the container exited (podman may say stopped), rather than "did not answer within 120 s": not timed out
+    with pytest.raises(ContainerStartException, match=r"container (exited|stopped|dead) before it was healthy") as e:
+        container.start()
+    assert "no scenario named 'missing'" in str(e.value)  # the server's own words, from its log
+    left = container.get_docker_client().client.containers.list(all=True)
+    assert container.get_wrapped_container().id not in {c.id for c in left}  # removed, not left behind
