@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image-test test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -139,6 +139,20 @@ example: $(STAMP)
 ## examples against it, check the user and the read-only root, stop it. Not part of make test (docs: run time).
 image-test: $(STAMP)
 	$(BIN)/python scripts/image_test.py
+
+## make image: the image PixMockContainer runs by default, localhost/pix-limits-mock-server:latest, built offline as
+## make image-test builds it (scripts/image_build.py; podman, runc, mmdebstrap from Debian if missing; root).
+## Elsewhere: docker build -f Containerfile -t localhost/pix-limits-mock-server:latest .
+image: $(STAMP)
+	$(BIN)/python scripts/image_build.py
+
+## make test-containers: make image, then PixMockContainer against it through testcontainers-python and podman's
+## Docker API (started and stopped by the tests), and the Kubernetes router's HAProxy config run by Debian's haproxy
+## (installed when missing) over replicas found by DNS (marker containers: tests/containers, tests/deploy)
+test-containers: image
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || (apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq haproxy >/dev/null)
+	timeout 900 $(BIN)/pytest -q -p no:cacheprovider -m containers tests/containers tests/deploy
 
 ## make test-browser: Playwright (PyPI) drives Debian's chromium (installed if missing; never `playwright install`)
 ## through the dashboard and the docs. Not part of make test. `make screenshots` refreshes the docs' pictures.

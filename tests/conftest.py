@@ -79,7 +79,8 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 # such a child, started by a test of the default tier (or by its fixtures), fails that test and says why.
 
 E2E = "e2e"
-OWN_TARGETS = (E2E, "browser", "cluster", "slow")  # tiers with a make target of their own, run outside `make test`
+# tiers with a make target of their own, run outside `make test`
+OWN_TARGETS = (E2E, "browser", "cluster", "slow", "containers")
 E2E_DIRECTORY = Path(__file__).resolve().parent / "e2e"
 E2E_PROGRAMS = frozenset({"mock-server", "pytest", "py.test", "make"})
 E2E_MODULES = frozenset({"mock_server", "pytest"})
