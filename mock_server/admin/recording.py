@@ -10,7 +10,7 @@ from typing import Any
 from mock_server.domain.errors import NotRecording, RecordingNotWritten
 from mock_server.domain.pseudonyms import KEY_BYTES, Pseudonymizer
 from mock_server.domain.words import counted
-from mock_server.http.pipeline import Call, Handler, Reply, ServerContext
+from mock_server.http.handling import Call, Handler, Reply, ServerContext
 from mock_server.http.record import WRITTEN_SESSION as WRITTEN
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.state.export import yaml_text

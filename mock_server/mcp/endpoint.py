@@ -18,7 +18,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.domain.errors import ApiError
-from mock_server.http.pipeline import Call, Exchange, OperationRunner, PathEndpoint, Reply, ServerContext, SessionUse
+from mock_server.http.handling import Call, Reply, ServerContext, SessionUse
+from mock_server.http.pipeline import Exchange, OperationRunner, PathEndpoint
 from mock_server.http.responses import error_response
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.wire.decoding import parse_json

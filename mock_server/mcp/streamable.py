@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server.http.pipeline import ServerContext
+from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.server import Toolbox, build_server

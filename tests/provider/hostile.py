@@ -17,10 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from mock_server import cli
 from mock_server.app import create_app
+from mock_server.server import Server
 from mock_server.settings import Settings
 
 LIFETIME = 20.0  # seconds any one answer may go on (an endless or dripping one), so no test can hang on it
@@ -161,18 +160,9 @@ def mock_over_mutual_tls(server_cert: Path, server_key: Path, client_ca: Path) -
     `mock-server --tls-cert ... --client-ca ... --client-cert required` serves it: a refused certificate gets
     its TLS alert (expired, unknown ca, unsupported certificate, certificate required)."""
     settings = Settings(port=0, tls_cert=server_cert, tls_key=server_key, client_ca=client_ca)
-    config = cli.uvicorn_config(create_app(settings), settings, cli.server_tls_context(settings))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="mock-over-mutual-tls", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the mock over mutual TLS did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
+    server = Server(create_app(settings), settings, cli.server_tls_context(settings), configure_logging=False)
+    url = server.start(30)
     try:
-        yield f"https://127.0.0.1:{port}"
+        yield url
     finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+        server.stop(wait=True)
