@@ -3,6 +3,7 @@ backend's answer, and journals exactly the calls where its own answer would have
 
 from __future__ import annotations
 
+import gzip
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -399,3 +400,14 @@ def test_a_missing_shadow_tls_file_names_the_flag_and_the_path(capsys, monkeypat
         cli.main(["--shadow", "https://127.0.0.1:1", "--shadow-cert", str(missing)])
     assert exited.value.code == 2
     assert f"--shadow-cert {missing}: no such file" in capsys.readouterr().err
+
+
+def test_a_compressed_answer_reaches_the_client_decompressed_and_compares(shadow_of, client) -> None:
+    """The mock asks for gzip or deflate itself (never the client's Accept-Encoding): it reads what it passes on."""
+    own = client.get(LOOKUP).content
+    with hostile(body(gzip.compress(own), Content_Encoding="gzip")) as url:
+        shadowed = shadow_of(url)
+        response = shadowed.get(LOOKUP, headers={"Accept-Encoding": "br"})
+        assert divergences(shadowed) == []
+    assert response.status_code == 200 and response.content == own
+    assert "content-encoding" not in response.headers

@@ -319,6 +319,8 @@ REFUSALS = [
                    "(--cert)"),
     ("wrong-eku", "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE: the server refused the client certificate (--cert): it is "
                   "not for client authentication (its extended key usage)"),
+    ("not-yet-valid", "SSLV3_ALERT_BAD_CERTIFICATE: the server refused the client certificate (--cert): not yet "
+                      "valid, or otherwise unusable"),
 ]  # fmt: skip
 
 
