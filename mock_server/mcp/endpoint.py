@@ -12,7 +12,7 @@ operations are in the admin spec; its route is built here rather than from a han
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -92,7 +92,7 @@ def _replayed(body: bytes, receive: Receive) -> Receive:
 def mcp_routes(server: ServerContext, spec: Spec) -> list[Route]:
     """The route of /__mock/mcp, with the methods the admin spec gives it."""
     endpoint = McpEndpoint(server)
-    runners: dict[str, Any] = {
+    runners: dict[str, OperationRunner] = {
         op.method: McpRunner(server, op, endpoint) for op in spec.operations.values() if op.path == MCP_PATH
     }
     return [Route(MCP_PATH, PathEndpoint(runners))] if runners else []

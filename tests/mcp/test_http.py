@@ -364,3 +364,28 @@ def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch)
         working, after = run(idle_agent, f"http://127.0.0.1:{port}")
     assert len(working) == 1
     assert after == []
+
+
+def test_what_an_agent_did_is_verified_and_exported_as_any_clients_calls(server) -> None:
+    base, _ = server
+    registration = {
+        "account_id": "0004-000001",
+        "registration_date": "2026-11-20T09:00:00-03:00",
+        "limit": {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 1000}]}},
+    }
+
+    async def agent() -> tuple[Any, Any]:
+        async with Client(f"{base}/__mock/mcp") as client:
+            await client.call_tool("registerAccountLimit", {"body": registration})
+            verified = await client.call_tool(
+                "mockVerify", {"body": {"operation_id": "registerAccountLimit", "status": 201, "times": 1}}
+            )
+            pact = await client.call_tool("mockGetPact", {"consumer": "agent", "provider": "pix-limits"})
+            return verified.structured_content, pact.structured_content
+
+    verified, pact = run(agent)
+    assert verified["status"] == 200, verified
+    assert pact["status"] == 200
+    [interaction] = pact["body"]["interactions"]
+    assert interaction["request"]["path"] == "/limits/account"
+    assert interaction["response"]["status"] == 201
