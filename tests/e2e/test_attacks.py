@@ -1,6 +1,7 @@
-"""`make attack`: issue 24's attacks replayed against one real `mock-server` on loopback, each bounded in time, so the
-next adversarial round starts from a green list. One test per attack, named by the issue's item; each asserts the
-attack failed, that the refusal is the contract's JSON body, and that the state it aimed at is as it was.
+"""`make attack`: issue 24's attacks (and issue 33's cross-origin ones) replayed against one real `mock-server` on
+loopback, each bounded in time, so the next adversarial round starts from a green list. One test per attack, named
+by the issue's item; each asserts the attack failed, that the refusal is the contract's JSON body, and that the
+state it aimed at is as it was.
 
 Only HTTP here, as an attacker has it: no import of the server's modules. What a browser adds to a page's request
 is written out as chromium sends it; tests/browser/test_cross_origin.py runs the same attacks in chromium itself.
@@ -231,3 +232,40 @@ def test_item_8_the_server_still_serves_after_every_attack(http: httpx.Client, s
     with socket.create_connection((server.host, server.port), timeout=TIMEOUT):
         pass
     assert http.get("/__mock/health").json()["status"] == "ok"
+
+
+# --- issue 33 -------------------------------------------------------------------------------------------------------
+
+# What chromium sends for <img src="http://127.0.0.1:PORT/event_conciliation/..."> on a page of http://localhost:OTHER.
+IMAGE = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image",
+         "Referer": "http://localhost:5173/", "Accept": "image/avif,image/webp,image/*,*/*;q=0.8"}  # fmt: skip
+
+
+def test_issue_33_image_lookups_from_another_site_neither_pay_a_schedule_nor_are_journaled(
+    http: httpx.Client, page: httpx.Client
+) -> None:
+    job = {"X-Mock-Session": "attack-33"}
+    assert http.post("/__mock/reset", headers=job).status_code == 200
+    scheduled = http.post(f"/__mock/events/{PENDING}/schedule", json={"action": "pay", "after_lookups": 3}, headers=job)
+    assert scheduled.status_code == 201
+    for _ in range(3):
+        refused(page.get(f"/__session/attack-33/event_conciliation/extraordinary_event/{PENDING}", headers=IMAGE), 403,
+                "cross_origin_request")  # fmt: skip
+    assert http.get("/__mock/requests", headers=job).json() == {"requests": []}
+    assert http.get("/__mock/schedules", headers=job).json()["schedules"][0]["lookups"] == 0
+    assert http.get(f"/event_conciliation/extraordinary_event/{PENDING}", headers=job).json()["status"] == (
+        "pending_conciliation"
+    )
+
+
+@pytest.mark.parametrize("content_type", ["text/ping", "application/csp-report"])
+def test_issue_33_a_ping_or_a_csp_report_neither_cancels_nor_snapshots(
+    http: httpx.Client, page: httpx.Client, content_type: str
+) -> None:
+    """What `<a ping>` and a CSP report send without a preflight, from a browser that sends no Origin."""
+    headers = {"Content-Type": content_type}
+    refused(page.post(f"/__mock/events/{PARTIALLY_PAID}/cancel", content=b"PING", headers=headers), 403,
+            "admin_header_required")  # fmt: skip
+    refused(page.post("/__mock/snapshots/attack", content=b"PING", headers=headers), 403, "admin_header_required")
+    assert event_status(http, PARTIALLY_PAID) == "pending_conciliation"
+    assert http.get("/__mock/snapshots").json()["snapshots"] == []
