@@ -10,7 +10,7 @@ and parsed whole. Here:
 - head: once a request's first byte arrived, its line and headers must be complete within `header_timeout`
   (else 408) and within `max_header_bytes` (else 431);
 - body: a body the application did not read (it answered first) must still arrive within `body_timeout`, or
-  the connection is closed. A body the application does read is timed where it is read (`body.read_bytes`),
+  the connection is closed. A body the application does read is timed where it is read (`request_body.read_bytes`),
   so that answer is the pipeline's 408, journaled like any other.
 
 Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one. A head is judged once it is
