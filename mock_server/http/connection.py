@@ -96,12 +96,12 @@ class HeadHoldingTransport:
         self._amend = amend
         self._held: bytes | None = None
 
-    def write(self, data: bytes | bytearray | memoryview) -> None:
+    def write(self, data: bytes | bytearray) -> None:  # what uvicorn writes
         held = self._held
         if held is not None:
             self._held = None
             self._transport.write(held + data)
-        elif data[-4:] == b"\r\n\r\n" and data[:9] == b"HTTP/1.1 " and data[9:10] != b"1":
+        elif data.endswith(b"\r\n\r\n") and data.startswith(b"HTTP/1.1 ") and data[9] != 0x31:  # not 1xx
             self._held = bytes(data) if self._amend is None else self._amend(bytes(data))
             self._loop.call_soon(self.flush)
         else:
