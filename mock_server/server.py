@@ -8,11 +8,12 @@ which subclasses uvicorn's httptools protocol and so relies on more than uvicorn
 the uvicorn releases it was tested on (`KNOWN_UVICORN`); on any other, the server runs uvicorn's own protocol and
 says so once (`stock_protocol_reason`): it still answers every request correctly, without those extras.
 
-The rest of what is here uses uvicorn's public interface only: `Config(...)`, `Server.serve()`, `started`,
-`should_exit`, `servers`. The event loop is chosen here, not by uvicorn (whose way of choosing changed in 0.36): uvloop
-when installed for plain HTTP, as uvicorn's own default; with TLS, asyncio's loop made to answer handshakes as a real
-server does (http/tls_handshake.py). The TLS context goes to uvicorn by `ssl_context_factory` where uvicorn has it
-(0.47 and later), else set on the loaded Config, which is where older releases keep it.
+The rest of what is here uses uvicorn's public interface only: `Config(...)`, `Server.serve()` and its `startup`,
+`shutdown` and `handle_exit` steps, `started`, `should_exit`, `servers`. The event loop is chosen here, not by uvicorn
+(whose way of choosing it changed between 0.30 and 0.40): uvloop when installed for plain HTTP, as uvicorn's own
+default; with TLS, asyncio's loop made to answer handshakes as a real server does (http/tls_handshake.py). The TLS
+context goes to uvicorn by `ssl_context_factory` where uvicorn has it (0.47 and later), else it is set on the loaded
+Config, where older releases keep the one they make from files.
 """
 
 from __future__ import annotations

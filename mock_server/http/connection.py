@@ -10,7 +10,7 @@ and parsed whole. Here:
 - head: once a request's first byte arrived, its line and headers must be complete within `header_timeout`
   (else 408) and within `max_header_bytes` (else 431);
 - body: a body the application did not read (it answered first) must still arrive within `body_timeout`, or
-  the connection is closed. A body the application does read is timed where it is read (`body.read_bytes`),
+  the connection is closed. A body the application does read is timed where it is read (`request_body.read_bytes`),
   so that answer is the pipeline's 408, journaled like any other.
 
 Malformed HTTP gets a 400 with the contract's body instead of uvicorn's text/plain one. A head is judged once it is
@@ -96,12 +96,12 @@ class HeadHoldingTransport:
         self._amend = amend
         self._held: bytes | None = None
 
-    def write(self, data: bytes | bytearray | memoryview) -> None:
+    def write(self, data: bytes | bytearray) -> None:  # what uvicorn writes
         held = self._held
         if held is not None:
             self._held = None
             self._transport.write(held + data)
-        elif data[-4:] == b"\r\n\r\n" and data[:9] == b"HTTP/1.1 " and data[9:10] != b"1":
+        elif data.endswith(b"\r\n\r\n") and data.startswith(b"HTTP/1.1 ") and data[9] != 0x31:  # not 1xx
             self._held = bytes(data) if self._amend is None else self._amend(bytes(data))
             self._loop.call_soon(self.flush)
         else:
