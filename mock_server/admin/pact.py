@@ -4,11 +4,15 @@
 from, replays the calls through the public API's handlers on a session of its own, and writes the document; it
 changes nothing the server holds. `merge_pacts` joins several into one (a test run's sessions).
 
-- One interaction per distinct call, in the order first made: calls are the same when they have the operation, the
-  status and error code, the request body's shape and the provider states they relied on (by name, values aside).
-- Matching rules from the spec's schemas (`rules_for`): what the provider makes up (ids, instants, amounts) is
-  matched by format, pattern or type; what the client sent and the answer echoes, status words and codes stay
-  literal.
+- One interaction per distinct call: calls are the same when they have the operation, the status and error code,
+  the request body's shape and the provider states they relied on (by name, values aside); of those the least
+  (`_order`) is kept, and the interactions are sorted by description, so the same calls make the same bytes in
+  any order and any number of sessions (`merge_pacts` keeps the same). What the provider made up is replaced by
+  stable examples (`_Stable`): the ids it issued, its instants, the dates of its clock.
+- Matching rules from the spec's schemas (`rules_for`), drawn for the interactions kept only: what the provider
+  makes up (ids, instants, amounts unless `Options.amounts` is `exact`) is matched by format, pattern or type; what
+  the client sent and the answer echoes, status words and codes stay literal; a rule the value breaks is none.
+- Answers openapi.yaml marks `x-mock-defined` carry a comment saying so, or are left out (`Options.mock_defined`).
 - Provider states (admin/provider_states.py) as the session stood before each call: the scenario's records and the
   journaled calls before it, replayed on a session of its own (`Replay`); an event's state is the event as
   answered. Which facts a call relies on, and its description, are its operation's declaration
