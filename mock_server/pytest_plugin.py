@@ -252,6 +252,24 @@ class _InProcessServer:
         sessions = self.app.state.sessions
         return self.in_loop(lambda: bool(sessions.delete(name)))
 
+    def swap_sessions(self, old: str | None, new: tuple[str, str | None, int | None] | None) -> bool:
+        """In one trip to the server's loop: delete the session `old` (when named) and make `new` (name,
+        scenario, seed) as create_session does; whether `new` was made (not when it fails: its test's own
+        create_session then says why)."""
+        sessions = self.app.state.sessions
+
+        def swap() -> bool:
+            if old is not None:
+                sessions.delete(old)
+            if new is None:
+                return False
+            try:
+                return sessions.make(*new) is not None
+            except Exception:
+                return False
+
+        return self.in_loop(swap)
+
     def stop(self, wait: bool = False) -> None:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
         for about 0.2 s (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs, and the
@@ -396,6 +414,9 @@ class _Run:
         # X-Mock-Admin: DELETE /__mock/sessions/NAME is bodyless and changes state (docs/threat-model.md).
         self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {self.token}"} if self.token else {})}
         self._lock = threading.Lock()
+        # In-process, the next test's session, made (name, scenario, seed) in the trip that deleted the last one:
+        # a trip to the server's thread less a test, which on a busy machine is a wait for the scheduler.
+        self._next: tuple[str, str | None, int | None] | None = None
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
         self.pki = self._local.pki if self._local is not None else None
@@ -407,7 +428,10 @@ class _Run:
             if self._transport is None:
                 import httpx
 
-                self._pool = httpx.HTTPTransport(verify=self._ssl_context()) if self.pki else httpx.HTTPTransport()
+                # Over plain http no certificate is ever checked: no CA bundle read (a tenth of a second).
+                plain = self.server_url.startswith("http://")
+                verify = self._ssl_context() if self.pki else not plain
+                self._pool = httpx.HTTPTransport(verify=verify)
                 self._transport = shared_transport(self._pool)
             return self._transport
 
@@ -444,6 +468,11 @@ class _Run:
         server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
         that the server's own validation answers."""
         __tracebackhide__ = True
+        ready, self._next = self._next, None
+        if ready is not None and ready[1:] == (scenario, seed):
+            return _SessionMock(self, ready[0])
+        if ready is not None and self._local is not None:
+            self._local.delete_session(ready[0])  # made for a test on the run's scenario: this one asks another
         name = _session_name()
         url = f"{self.server_url}/__mock/sessions"
         plain = scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
@@ -477,11 +506,15 @@ class _Run:
         mock.close()
         if self.pacts is not None and not failed:
             self.pacts.collect(self, mock, consumer)
-        if failed and self.keep_failed:
-            mock.kept = True
-            return
+        kept = mock.kept = failed and self.keep_failed
         if self._local is not None:
-            self._local.delete_session(mock.name)  # False: the test deleted it itself
+            # Deleted (unless kept; not there: the test deleted it itself), and the next test's session made.
+            upcoming = (_session_name(), self.scenario, _seed(self.seed))
+            plain = self.scenario != "" and (upcoming[2] is None or 0 <= upcoming[2] <= SEED_MAX)
+            made = self._local.swap_sessions(None if kept else mock.name, upcoming if plain else None)
+            self._next = upcoming if made else None
+            return
+        if kept:
             return
         path = f"/__mock/sessions/{_segment(mock.name)}"
         status, text, _ = self._call("DELETE", path)
@@ -497,6 +530,9 @@ class _Run:
         )
 
     def close(self) -> None:
+        ready, self._next = self._next, None
+        if ready is not None and self._local is not None:
+            self._local.delete_session(ready[0])
         lifecycle: LifecycleConnection | None = self.__dict__.pop("_lifecycle", None)
         if lifecycle is not None:
             lifecycle.close()
@@ -613,6 +649,15 @@ def _shared_text(shared: _SharedServer) -> str:
 _RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
 _SESSION = pytest.StashKey[_SessionMock]()  # the test's PixMock, for its report
 _FAILED = pytest.StashKey[bool]()  # the test's setup or call failed
+
+
+def _seed(text: str | None) -> int | None:
+    """The option's seed as the fixture passes it (-1, out of the spec's range, when it is no integer: the
+    fixture's own conversion reports that)."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return -1
 
 
 def _session_name() -> str:

@@ -165,7 +165,7 @@ def counted(*args, **kwargs):
     return _create(*args, **kwargs)
 
 
-ssl.create_default_context = counted  # what httpx builds an SSL context with, once a pool
+ssl.create_default_context = counted  # what httpx builds an SSL context that verifies with
 
 
 @pytest.mark.parametrize("n", range(8))
@@ -185,7 +185,7 @@ def test_every_tests_client_shares_one_pool_and_one_ssl_context(project):
     seen = re.findall(r"TRANSPORT (\d+) CONTEXTS (\d+)", result.stdout.str())
     assert len(seen) == 8
     assert len({transport for transport, _ in seen}) == 1  # the same object in every test
-    assert {contexts for _, contexts in seen} == {"1"}  # the run's pool built the only one
+    assert {contexts for _, contexts in seen} == {"0"}  # over plain http the run's pool reads no CA bundle
 
 
 SLOW = f"""
@@ -330,3 +330,48 @@ def test_under_xdist_one_server_serves_the_run_and_no_session_is_left(project, m
     result.stdout.fnmatch_lines(
         ["mock-server: one server for the run, started in the xdist controller at *; sessions none left"]
     )
+
+
+# In-process, each test's session is deleted in the same trip to the server's thread that makes the next test's
+# (on the run's scenario and seed); a test on another scenario gets its own, and the last one made is deleted when
+# the run ends. Read after every pix_mock teardown, by a fixture set up before the plugin's run and torn down after.
+LISTING_CONFTEST = """
+import json, os, pathlib, urllib.request
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def listing(pix_mock_server):
+    yield
+    with urllib.request.urlopen(pix_mock_server + "/__mock/sessions", timeout=10) as answer:
+        pathlib.Path(os.environ["LISTING"]).write_text(answer.read().decode())
+"""
+
+MIXED = f"""
+import pytest
+
+@pytest.mark.parametrize("n", range(3))
+def test_pays(pix_mock, n):
+    event = pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").json()
+    assert event["status"] == "pending_conciliation"  # a session of its own: the last test's payment is not here
+    pix_mock.pay("{PENDING}")
+
+@pytest.mark.mock_server(scenario="empty", seed=3)
+def test_on_another_scenario(pix_mock):
+    assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "empty"
+
+def test_back_on_the_default(pix_mock):
+    assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "default"
+    sessions = pix_mock.client.get("/__mock/sessions").json()["sessions"]
+    assert [s["name"] for s in sessions] == [pix_mock.name]  # no other test's, made or left
+"""
+
+
+def test_in_process_no_session_is_left_when_the_run_ends(project, tmp_path, monkeypatch):
+    listing = tmp_path / "listing.json"
+    monkeypatch.setenv("LISTING", str(listing))
+    project.makeconftest(LISTING_CONFTEST)
+    project.makepyfile(test_mixed=MIXED)
+    project.runpytest_subprocess().assert_outcomes(passed=5)
+    assert json.loads(listing.read_text())["sessions"] == []
