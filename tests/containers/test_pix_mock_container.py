@@ -99,20 +99,29 @@ def lookup(client: httpx.Client) -> dict[str, Any]:
 
 
 def test_an_event_paid_in_one_session_leaves_the_other_untouched(mock: PixMockContainer) -> None:
-    with admin(mock, "alice") as alice, admin(mock, "bob") as bob:
-        assert alice.get("/__mock/health").json() == {"status": "ok", "scenario": "ledger"}
-        scenarios = alice.get("/__mock/scenarios").json()
-        assert [s["name"] for s in scenarios["scenarios"]] == ["ledger"]  # the mounted directory, not the image's
+    """The issue's integrator test: two sessions through session(name), an event paid in one, the other untouched."""
+    alice, bob = mock.session("alice"), mock.session("bob")
+    assert alice.url == f"{mock.get_url()}/__session/alice"
+    assert alice.client.get("/__mock/health").json() == {"status": "ok", "scenario": "ledger"}
+    scenarios = alice.client.get("/__mock/scenarios").json()
+    assert [s["name"] for s in scenarios["scenarios"]] == ["ledger"]  # the mounted directory, not the image's
 
-        paid = alice.post(f"/__mock/events/{EVENT}/pay", json={})
-        assert paid.status_code == 200, paid.text
+    alice.pay(EVENT)  # through the admin token session() was given
 
-        assert lookup(alice)["status"] == "paid"
-        assert lookup(alice)["paid_at"] == "2026-11-21"  # the frozen clock's date at -03:00
-        untouched = lookup(bob)
-        assert untouched["status"] == "pending_conciliation"
-        assert untouched["paid_at"] is None
-        assert bob.get("/__mock/clock").json() == {"now": "2026-11-21T10:00:00.000-03:00", "frozen": True}
+    assert lookup(alice.client)["status"] == "paid"
+    assert lookup(alice.client)["paid_at"] == "2026-11-21"  # the frozen clock's date at -03:00
+    untouched = lookup(bob.client)
+    assert untouched["status"] == "pending_conciliation"
+    assert untouched["paid_at"] is None
+    assert bob.client.get("/__mock/clock").json() == {"now": "2026-11-21T10:00:00.000-03:00", "frozen": True}
+    assert [event["status"] for event in bob.state()["events"]] == ["pending_conciliation"]
+
+
+def test_the_clients_session_gave_out_close_when_the_container_stops(image: str) -> None:
+    with PixMockContainer(image) as mock:
+        http = mock.session("carol").client
+        assert http.get("/__mock/health").status_code == 200
+    assert http.is_closed
 
 
 def test_the_seed_makes_a_session_generate_the_same_ids_again_after_a_reset(mock: PixMockContainer) -> None:
