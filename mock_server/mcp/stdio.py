@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server import ServerRequestContext
@@ -18,7 +18,9 @@ from starlette.applications import Starlette
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.server import Toolbox, build_server
 from mock_server.mcp.tools import tools_of
-from mock_server.settings import Settings
+
+if TYPE_CHECKING:
+    from mock_server.settings import Settings  # a type only: the porch calls in here, never the other way
 
 
 def session_name() -> str:
