@@ -54,7 +54,7 @@ dist: $(STAMP)
 
 ## make run: serve the shipped default scenario on 127.0.0.1:8000, ids seeded (--seed 1) so the docs' examples
 ## reproduce; Ctrl-C stops it (the server exits 0, so make reports no error). Installs the runtime only.
-run: $(RUN_STAMP)
+run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))  # a .venv with the dev install has the runtime too
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
 ## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs)

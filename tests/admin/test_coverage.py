@@ -173,7 +173,7 @@ def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
         assert lookup["answered"] == {"200": 1, "404": 1}
     else:
         assert text.startswith("# API coverage\n")
-        assert "| 2 | 200 (1), 404 (1) | 400, 500 |" in text
+        assert "| 2 | 200 (1), 404 (1) | 400, 403, 500 |" in text
 
 
 @pytest.mark.e2e  # starts the server or pytest in a child process

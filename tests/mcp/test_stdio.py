@@ -72,16 +72,28 @@ def test_stdout_carries_protocol_messages_only() -> None:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mockHealth", "arguments": {}}},
     ]
-    done = subprocess.run(
+    # stdin stays open until the last answer is read, as an agent's does: a server that reads EOF may end before
+    # it answers what is in flight, which is no protocol of stdio's.
+    process = subprocess.Popen(
         [*COMMAND, "--log-level", "debug"],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
     )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    answers = [json.loads(line) for line in lines]  # every line a JSON-RPC message, nothing else
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        rest, stderr = process.communicate(timeout=120)  # closes stdin: the end of the agent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    lines += rest.splitlines()
+    answers = [json.loads(line) for line in lines if line]  # every line a JSON-RPC message, nothing else
     assert [a.get("id") for a in answers] == [1, 2]
     assert answers[1]["result"]["structuredContent"]["status"] == 200
-    assert "mock-server ready on stdio" in done.stderr
+    assert "mock-server ready on stdio" in stderr
