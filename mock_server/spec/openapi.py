@@ -11,12 +11,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
 import yaml
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from mock_server.domain.documents import is_valid_document
 from mock_server.domain.errors import Detail, FieldPath
@@ -24,7 +22,7 @@ from mock_server.domain.words import counted
 from mock_server.spec.resources import data_path
 
 if TYPE_CHECKING:
-    from referencing._core import Resolver
+    from referencing import Registry
 
 # Base URIs under which the two documents are registered: the admin document refers to the public one
 # as `../openapi.yaml`, which resolves the same way on disk and over HTTP (/__mock/openapi.yaml -> /openapi.yaml).
@@ -387,6 +385,39 @@ class Operation:
         return check.problems(body)
 
 
+class _Documents:
+    """The loaded documents by URI, where a `$ref` (a URI, relative to the one it is written in) is looked up:
+    a JSON pointer into one of them. The specs use no `$id` or anchor, so this is all their references need,
+    without importing a JSON Schema registry at start-up."""
+
+    def __init__(self, documents: dict[str, dict[str, Any]]) -> None:
+        self.by_uri = documents
+        self._registry: Registry[Any] | None = None
+
+    def lookup(self, ref: str, base: str) -> tuple[Any, str]:
+        """What `ref`, written in the document at `base`, points at, and its URI (the base of its own refs)."""
+        uri = urljoin(base, ref)
+        where, _, pointer = uri.partition("#")
+        node: Any = self.by_uri[where]
+        for part in pointer.split("/")[1:] if pointer else ():
+            key = unquote(part).replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        return node, uri
+
+    @property
+    def registry(self) -> Registry[Any]:
+        """The same documents as a `referencing` registry (for tools and tests that resolve with it)."""
+        if self._registry is None:
+            from referencing import Registry, Resource
+            from referencing.jsonschema import DRAFT202012
+
+            self._registry = Registry().with_resources(
+                (uri, Resource.from_contents(document, default_specification=DRAFT202012))
+                for uri, document in self.by_uri.items()
+            )
+        return self._registry
+
+
 @dataclass
 class Spec:
     """One OpenAPI document with its operations compiled."""
@@ -394,12 +425,16 @@ class Spec:
     uri: str
     text: str  # the file as written (served as is, comments and order kept)
     document: dict[str, Any]
-    registry: Registry[Any]
+    documents: _Documents  # every loaded document, where its `$ref`s are looked up
     operations: dict[str, Operation] = field(default_factory=dict)
+
+    @property
+    def registry(self) -> Registry[Any]:
+        return self.documents.registry
 
     def check(self, ref: str) -> SchemaCheck:
         """A validator for the schema at `ref`: a pointer such as `#/components/schemas/Error`, or a full URI."""
-        return SchemaCheck.later(lambda: _inlined({"$ref": urljoin(self.uri, ref)}, self.registry.resolver(self.uri)))
+        return SchemaCheck.later(lambda: _inlined({"$ref": ref}, self.documents, self.uri))
 
     def paths(self) -> dict[str, list[Operation]]:
         by_path: dict[str, list[Operation]] = {}
@@ -408,7 +443,7 @@ class Spec:
         return by_path
 
 
-def _inlined(schema: Any, resolver: Resolver[Any], depth: int = 0) -> Any:
+def _inlined(schema: Any, documents: _Documents, base: str, depth: int = 0) -> Any:
     """`schema` with every `$ref` replaced by what it points at, resolved once at start-up.
 
     Validation then never resolves a reference per request (that was most of its cost), and the rules
@@ -417,16 +452,16 @@ def _inlined(schema: Any, resolver: Resolver[Any], depth: int = 0) -> Any:
     if depth > 64:
         raise ValueError("the spec's schemas nest too deeply (a recursive $ref?)")
     if isinstance(schema, list):
-        return [_inlined(item, resolver, depth + 1) for item in schema]
+        return [_inlined(item, documents, base, depth + 1) for item in schema]
     if not isinstance(schema, dict):
         return schema
     if "$ref" in schema:
-        resolved = resolver.lookup(schema["$ref"])
-        target = _inlined(resolved.contents, resolved.resolver, depth + 1)
-        siblings = {k: _inlined(v, resolver, depth + 1) for k, v in schema.items() if k != "$ref"}
+        contents, where = documents.lookup(schema["$ref"], base)
+        target = _inlined(contents, documents, where, depth + 1)
+        siblings = {k: _inlined(v, documents, base, depth + 1) for k, v in schema.items() if k != "$ref"}
         # In 2020-12 a $ref applies beside its siblings, exactly as an allOf member does.
         return {"allOf": [target], **siblings} if siblings else target
-    return {key: _inlined(value, resolver, depth + 1) for key, value in schema.items()}
+    return {key: _inlined(value, documents, base, depth + 1) for key, value in schema.items()}
 
 
 def _pointer(*parts: str) -> str:
@@ -436,8 +471,7 @@ def _pointer(*parts: str) -> str:
 def _resolve(spec: Spec, node: dict[str, Any], uri: str) -> tuple[dict[str, Any], str]:
     """Follow the `$ref`s of a parameter, request body or response object to the object and its URI."""
     while "$ref" in node:
-        uri = urljoin(uri, node["$ref"])
-        node = spec.registry.resolver().lookup(uri).contents
+        node, uri = spec.documents.lookup(node["$ref"], uri)
     return node, uri
 
 
@@ -513,14 +547,9 @@ def load_specs(public_path: Path | None = None, admin_path: Path | None = None) 
     """Load both documents into one registry and compile their operations. Done once per process."""
     public_text, public_doc = read_document(public_path or data_path("openapi.yaml"))
     admin_text, admin_doc = read_document(admin_path or data_path("admin/openapi.yaml"))
-    registry: Registry[Any] = Registry().with_resources(
-        [
-            (PUBLIC_URI, Resource.from_contents(public_doc, default_specification=DRAFT202012)),
-            (ADMIN_URI, Resource.from_contents(admin_doc, default_specification=DRAFT202012)),
-        ]
-    )
-    public = Spec(PUBLIC_URI, public_text, public_doc, registry)
-    admin = Spec(ADMIN_URI, admin_text, admin_doc, registry)
+    documents = _Documents({PUBLIC_URI: public_doc, ADMIN_URI: admin_doc})
+    public = Spec(PUBLIC_URI, public_text, public_doc, documents)
+    admin = Spec(ADMIN_URI, admin_text, admin_doc, documents)
     _compile(public)
     _compile(admin)
     return Specs(public, admin)

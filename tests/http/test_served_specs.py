@@ -7,19 +7,17 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag
 
 import httpx
 import pytest
 import yaml
 from openapi_spec_validator import validate
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from mock_server.spec.openapi import HTTP_METHODS, Specs, _inlined
+from mock_server.spec.openapi import HTTP_METHODS, Specs, _Documents, _inlined
 from mock_server.spec.served import BundleError, bundle_admin, external_refs
 from tests.helpers import Response
 from tests.live_server import live_server as start_live_server
@@ -161,18 +159,18 @@ def test_the_served_specs_pass_openapi_spec_validator(client: httpx.Client) -> N
         validate(served(client.get(url)))  # no base_uri: nothing outside the document may be needed
 
 
-def _schemas_of_every_operation(document: dict[str, Any], registry: Registry[Any], uri: str) -> dict[str, Any]:
+def _schemas_of_every_operation(document: dict[str, Any], documents: _Documents, uri: str) -> dict[str, Any]:
     """Every request and response schema of every operation, with every $ref replaced by what it names."""
     found: dict[str, Any] = {}
 
     def walk(node: Any, where: str, base: str) -> None:
         if isinstance(node, dict):
             if "$ref" in node:  # a parameter, body or response defined elsewhere: go on in its own document
-                target = urljoin(base, node["$ref"])
-                walk(registry.resolver().lookup(target).contents, where, target)
+                contents, target = documents.lookup(node["$ref"], base)
+                walk(contents, where, target)
                 return
             if isinstance(node.get("schema"), dict):
-                found[where] = _inlined(node["schema"], registry.resolver(urldefrag(base).url))
+                found[where] = _inlined(node["schema"], documents, urldefrag(base).url)
             for key, value in node.items():
                 if key not in ("schema", "examples", "example"):
                     walk(value, f"{where}/{key}", base)
@@ -191,10 +189,8 @@ def test_bundling_changes_no_rule(client: httpx.Client, specs: Specs) -> None:
     """Every schema an admin operation uses is the same, resolved from the two files or from the served document."""
     bundled = served(client.get("/__mock/openapi.yaml"))
     alone = "http://served/__mock/openapi.yaml"
-    own: Registry[Any] = Registry().with_resource(alone, Resource.from_contents(bundled, DRAFT202012))
-
-    from_files = _schemas_of_every_operation(specs.admin.document, specs.admin.registry, specs.admin.uri)
-    from_served = _schemas_of_every_operation(bundled, own, alone)
+    from_files = _schemas_of_every_operation(specs.admin.document, specs.admin.documents, specs.admin.uri)
+    from_served = _schemas_of_every_operation(bundled, _Documents({alone: bundled}), alone)
 
     assert len(from_files) > 50
     assert from_served == from_files
