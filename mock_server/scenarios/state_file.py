@@ -63,7 +63,11 @@ def read_state_file(
         raise _stop(file, _too_large(status.st_size, max_bytes))
     try:
         with path.open("rb") as stream:
-            raw = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
+            head = stream.read(SNIFFED_BYTES)
+            if len(head) == SNIFFED_BYTES:  # a large file: refused on its first bytes when it is no JSON object
+                _refuse_unless_an_object(file, head)
+            rest = stream.read() if max_bytes is None else stream.read(max_bytes + 1 - len(head))
+            raw = head + rest
         if max_bytes is not None and len(raw) > max_bytes:  # it grew since: something else is writing it
             raise _stop(file, _too_large(len(raw), max_bytes))
         return _checked(file, raw, state_check, loader, scenarios)
@@ -75,6 +79,23 @@ def read_state_file(
             f"is {status.st_size:,} bytes, more than this process has the memory to read back: give it more memory, "
             "or move the file away to start afresh",
         ) from None
+
+
+# A file at least this long is judged on its first bytes before the rest is read: the server writes one JSON object,
+# so a foreign file (a log, a dump, another program's data) is refused without holding it in memory whole.
+SNIFFED_BYTES = 64 * 1024
+
+
+def _refuse_unless_an_object(file: str, head: bytes) -> None:
+    """ScenarioError unless `head` begins, after white space, with the `{` of a JSON object."""
+    body = head.lstrip(b" \t\r\n")
+    if body.startswith(b"{"):
+        return
+    skipped = head[: len(head) - len(body)]
+    line = skipped.count(b"\n") + 1
+    column = len(skipped) - (skipped.rfind(b"\n") + 1) + 1
+    reason = f"is not a state file (it does not begin with a JSON object: line {line} column {column})"
+    raise _stop(file, f"{reason}: {WRITTEN_WHOLE}", line, column)
 
 
 def _too_large(size: int, max_bytes: int) -> str:

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from mock_server.app import create_app
 from mock_server.scenarios import state_file
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
-from mock_server.scenarios.state_file import read_state_file
+from mock_server.scenarios.state_file import SNIFFED_BYTES, read_state_file
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.state.bounds import Bounds
@@ -146,6 +146,38 @@ def test_another_format_or_version_is_refused(specs: Specs, tmp_path: Path, writ
 def test_what_is_no_json_object_at_all_is_refused(specs: Specs, tmp_path: Path, text: bytes, message: str) -> None:
     (problem,) = _problems(specs, tmp_path, text)
     assert message in problem.message
+
+
+def test_a_large_foreign_file_is_refused_on_its_first_bytes(
+    specs: Specs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 270 MB log under the default bounds aborted the start out of memory: it is judged before it is read whole."""
+    path = tmp_path / "state.json"
+    path.write_bytes(b"\n  " + b"2026-11-26 INFO a log line, not a state file\n" * (4 * SNIFFED_BYTES // 45))
+    loader = ScenarioLoader.from_specs(specs)
+    check = specs.admin.check("#/components/schemas/StateFile")
+    reads: list[int] = []
+    opened = Path.open
+
+    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        stream = opened(self, *args, **kwargs)
+        read = stream.read
+
+        def counted(size: int = -1) -> bytes:
+            data: bytes = read(size)
+            reads.append(len(data))
+            return data
+
+        stream.read = counted
+        return stream
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    with pytest.raises(ScenarioError) as refused:
+        read_state_file(path, check, loader, {"default"})
+    (problem,) = refused.value.problems
+    assert (problem.line, problem.column) == (2, 3)
+    assert "is not a state file (it does not begin with a JSON object: line 2 column 3)" in problem.message
+    assert reads == [SNIFFED_BYTES]  # the first bytes alone
 
 
 def test_a_file_larger_than_the_bound_is_refused_before_a_byte_is_read(
