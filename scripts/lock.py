@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,13 +136,24 @@ def differences(old: dict[str, tuple[str, str]], new: dict[str, tuple[str, str]]
     return lines
 
 
+@contextmanager
+def throwaway(check: str, keep: bool) -> Iterator[Path]:
+    """The path of a virtual environment to make in a temporary directory, removed afterwards unless `keep`."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"pix-mock-{check}-"))
+    try:
+        yield tmp / "venv"
+    finally:
+        if keep:
+            say(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def upgrade_check(python: str, keep: bool) -> int:
     if not CONSTRAINTS.exists():
         raise SystemExit(f"{CONSTRAINTS.name} is missing: run `make lock` first")
     locked = pins(CONSTRAINTS.read_text(encoding="utf-8"))
-    tmp = Path(tempfile.mkdtemp(prefix="pix-mock-upgrade-check-"))
-    try:
-        venv = tmp / "venv"
+    with throwaway("upgrade-check", keep) as venv:
         newest = fresh_install(python, venv)
         changes = differences(locked, newest)
         say(f"{len(changes)} of {len(locked)} locked packages differ from {CONSTRAINTS.name} (locked -> newest):")
@@ -148,11 +161,6 @@ def upgrade_check(python: str, keep: bool) -> int:
             print(f"  {change}")
         say("the smoke tier on the newest releases")
         status = smoke_tier(venv, floors=False)
-    finally:
-        if keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
     verdict = "passed" if status == 0 else f"FAILED (pytest exit {status})"
     say(f"{len(changes)} package(s) differ from {CONSTRAINTS.name}; the smoke tier on the newest releases {verdict}")
     return status
@@ -180,9 +188,7 @@ def smoke_tier(venv: Path, floors: bool) -> int:
 
 
 def lowest_check(python: str, keep: bool) -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="pix-mock-lowest-check-"))
-    try:
-        venv = tmp / "venv"
+    with throwaway("lowest-check", keep) as venv:
         if run([python, "-m", "venv", str(venv)]).returncode != 0:
             raise SystemExit(f"could not create a virtual environment with {python}")
         vpython = str(venv / "bin" / "python")
@@ -200,11 +206,6 @@ def lowest_check(python: str, keep: bool) -> int:
         direct += ["rfc3339-validator", "swagger-ui-bundle-v2", "rapidyaml", "pytest", "cryptography"]
         say("at the floors: " + ", ".join(f"{floors[d][0]} {floors[d][1]}" for d in direct if d in floors))
         status = smoke_tier(venv, floors=True)
-    finally:
-        if keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
     say("the smoke tier at the declared floors " + ("passed" if status == 0 else f"FAILED (pytest exit {status})"))
     return status
 
