@@ -315,8 +315,21 @@ def test_a_state_file_too_big_for_the_memory_is_one_line_and_exit_2(tmp_path: Pa
     """Within the default bounds (256 sessions of 64 MiB), but more than the process may hold: still no traceback."""
     state_file = tmp_path / "state.json"
     with state_file.open("wb") as out:
+        out.write(b'{"format": ')  # begins as a state file does, so it is read whole (a foreign one is not: below)
         out.truncate(BIG)
     result = _limited_start(1536 * 1024**2, "--state-file", str(state_file))
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"{state_file}:1:1: ") and "more than this process has the memory to read" in line, line
+
+
+def test_a_large_foreign_state_file_is_refused_on_its_first_bytes_within_little_memory(tmp_path: Path) -> None:
+    """A big file that is no JSON object is refused before it is read: under a memory limit far below its size."""
+    state_file = tmp_path / "state.json"
+    with state_file.open("wb") as out:
+        out.truncate(BIG)
+    result = _limited_start(1536 * 1024**2, "--state-file", str(state_file))
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"{state_file}:1:1: ")
+    assert "is not a state file (it does not begin with a JSON object" in line
