@@ -6,6 +6,10 @@ session-based revisions (-32022, `supported`), so the official client falls back
 id. Each MCP session works in the mock session `mcp-` and a digest of its id (or the one `/__session/{name}/`
 names), deleted when the MCP session ends: the client's DELETE, its idle timeout, the server's end.
 
+When a session ends is read at the manager's public edge, its ASGI calls (`Lifetimes`): the id it answers on an
+opening request, a DELETE it accepts, a 404 for an id it no longer knows, and the same idle timeout it is given,
+counted here from each call's end. The SDK's private methods are left alone: they changed between its releases.
+
 The manager's `run()` context is entered by a task of the serving event loop, started on the first call (the
 CLI runs uvicorn with lifespan off), and left when that loop ends.
 """
@@ -15,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 from mcp.server import ServerRequestContext
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
@@ -28,7 +33,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import SESSION_KEY
@@ -39,6 +44,7 @@ from mock_server.wire.decoding import MAX_BODY_BYTES
 
 SESSION_IDLE_SECONDS = 30 * 60  # an MCP session nobody used this long ends, and its mock session with it
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
+_SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
 
 
 def own_session(mcp_session_id: str) -> str:
@@ -47,17 +53,50 @@ def own_session(mcp_session_id: str) -> str:
     return "mcp-" + hashlib.sha256(mcp_session_id.encode("utf-8", "replace")).hexdigest()[:16]
 
 
-class _Manager(StreamableHTTPSessionManager):
-    """The SDK's manager, telling `ended` the id of every session it lets go."""
+class Lifetimes:
+    """The MCP sessions the manager opened and when each was last used, seen from its calls alone. `ended` is
+    told each id once, when the manager accepted its DELETE, answered 404 to it (it let the session go first), or
+    when it sat idle `idle_seconds` with no call in flight."""
 
-    def __init__(self, *args: Any, ended: Callable[[str], None], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, ended: Callable[[str], None], idle_seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._ended = ended
+        self.idle_seconds = idle_seconds
+        self._clock = clock
+        self._last_use: dict[str, float] = {}
+        self._in_flight: dict[str, int] = {}
 
-    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
-        try:
-            await super()._discard_session(session_id, transport)
-        finally:
+    @property
+    def open(self) -> list[str]:
+        return list(self._last_use)
+
+    def began(self, session_id: str | None) -> None:
+        if session_id is not None and session_id in self._last_use:
+            self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
+
+    def answered(self, method: str, sent_id: str | None, status: int | None, answered_id: str | None) -> None:
+        """One call's end: `sent_id` the id the request named, `answered_id` the one the answer named."""
+        if sent_id is not None and sent_id in self._in_flight:
+            self._in_flight[sent_id] -= 1
+            if not self._in_flight[sent_id]:
+                del self._in_flight[sent_id]
+        if sent_id is None and answered_id is not None and status is not None and status < 400:
+            self._last_use[answered_id] = self._clock()  # an opening request the manager accepted
+        elif sent_id is not None and sent_id in self._last_use:
+            if status == 404 or (method == "DELETE" and status is not None and status < 300):
+                self.end(sent_id)
+            else:
+                self._last_use[sent_id] = self._clock()
+
+    def idle(self) -> list[str]:
+        """The sessions with no call in flight whose last call ended `idle_seconds` ago or more."""
+        since = self._clock() - self.idle_seconds
+        return [i for i, used in self._last_use.items() if used <= since and i not in self._in_flight]
+
+    def end(self, session_id: str) -> None:
+        if self._last_use.pop(session_id, None) is not None:
+            self._in_flight.pop(session_id, None)
             self._ended(session_id)
 
 
@@ -76,10 +115,11 @@ def _unsupported_revision(version: str) -> Response:
 
 
 class Running:
-    """The manager and the task that holds its `run()` context open."""
+    """The manager, the task that holds its `run()` context open, and the lifetimes of its sessions."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(self, manager: StreamableHTTPSessionManager, lifetimes: Lifetimes) -> None:
         self.manager = manager
+        self.lifetimes = lifetimes
         self._started = asyncio.Event()
         self._failure: BaseException | None = None
         self.task = asyncio.get_running_loop().create_task(self._hold(), name="mock-server MCP sessions")
@@ -88,11 +128,17 @@ class Running:
         try:
             async with self.manager.run():
                 self._started.set()
-                await asyncio.Event().wait()  # until the serving loop ends (its tasks are cancelled)
+                while True:  # until the serving loop ends (its tasks are cancelled)
+                    await asyncio.sleep(min(self.lifetimes.idle_seconds / 4, 60.0))
+                    for session_id in self.lifetimes.idle():
+                        self.lifetimes.end(session_id)
         except BaseException as exc:
             self._failure = exc
             self._started.set()
             raise
+        finally:
+            for session_id in self.lifetimes.open:  # the server's end ends every session
+                self.lifetimes.end(session_id)
 
     async def ready(self) -> ASGIApp:
         await self._started.wait()
@@ -101,11 +147,33 @@ class Running:
         return self.asgi
 
     async def asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
-        version = next((v.decode("latin-1") for k, v in scope["headers"] if k == _VERSION_HEADER), None)
+        sent_id = version = None
+        for name, value in scope["headers"]:
+            if name == _VERSION_HEADER:
+                version = value.decode("latin-1")
+            elif name == _SESSION_HEADER:
+                sent_id = value.decode("latin-1")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await _unsupported_revision(version)(scope, receive, send)
             return
-        await self.manager.handle_request(scope, receive, send)
+        status: int | None = None
+        answered_id: str | None = None
+
+        async def watched(message: Message) -> None:
+            nonlocal status, answered_id
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                answered_id = next(
+                    (v.decode("latin-1") for k, v in message.get("headers", ()) if k.lower() == _SESSION_HEADER),
+                    None,
+                )
+            await send(message)
+
+        self.lifetimes.began(sent_id)
+        try:
+            await self.manager.handle_request(scope, receive, watched)
+        finally:
+            self.lifetimes.answered(scope["method"], sent_id, status, answered_id)
 
 
 def start(server: ServerContext, app: Starlette) -> Running:
@@ -125,13 +193,12 @@ def start(server: ServerContext, app: Starlette) -> Running:
         sessions.delete(own_session(mcp_session_id))
 
     toolbox = Toolbox(app, tools_of(server.specs), context)
-    manager = _Manager(
+    manager = StreamableHTTPSessionManager(
         build_server(toolbox),
         json_response=True,  # one JSON answer a request: nothing is pushed to a client between its calls
         # The server's own Host rule and cross-origin rules judged the request already (mcp/endpoint.py).
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         session_idle_timeout=SESSION_IDLE_SECONDS,
         max_request_body_size=MAX_BODY_BYTES,
-        ended=ended,
     )
-    return Running(manager)
+    return Running(manager, Lifetimes(ended, SESSION_IDLE_SECONDS))
