@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from mock_server.domain.answers import Answer, generated_id
 from mock_server.domain.operations import NAMED_LATER
@@ -40,6 +41,9 @@ PASSED_HEADERS = ("location", "allow", "retry-after", "www-authenticate", "cache
 NEUTRALIZED = (("content-security-policy", "sandbox"), ("x-content-type-options", "nosniff"))
 SERVED_AS_IS = ("application/json", "application/problem+json")  # a JSON body keeps its type; any other is text
 AS_TEXT = "text/plain; charset=utf-8"
+# What a request target's path may hold as it is besides letters, digits and `-._~` (RFC 3986's pchar, less `%`):
+# the path arrives decoded from the ASGI server, so a `%`, `?` or `#` in it is data and is escaped again.
+_PATH_SAFE = "/:@!$&'()*+,;="
 KEPT_ALIVE = 16  # connections to the backend kept open between calls (more at once are opened, then closed)
 # How long a kept connection may stay idle: under the idle timeouts servers close theirs after (gunicorn's 2 s,
 # uvicorn's and Node's 5 s), so that a call seldom finds its connection being closed as it is sent.
@@ -129,6 +133,14 @@ class Shadow:
     def compare(self, operation_id: str, mine: Answer, theirs: Answer) -> list[str]:
         """verify-provider's rules: the mock's answer as expected, the backend's as got."""
         return answer_differences(self.spec, operation_id, mine, theirs)
+
+
+def request_target(path: str, query: bytes = b"") -> str:
+    """The target a backend gets for a call to `path` (as the ASGI server decoded it) with `query` (as sent): the
+    path escaped again, so that httpx reads a `#`, `?` or `%` in it as the data it is, not as the start of a
+    fragment, of a query or of an escape; the query as the client sent it, but a `#` (which no client should send)."""
+    target = quote(path, safe=_PATH_SAFE)
+    return f"{target}?{query.decode('latin-1').replace('#', '%23')}" if query else target
 
 
 def mock_answer(status: int, body: Any) -> Answer:
