@@ -276,7 +276,10 @@ class OperationRunner:
         finally:
             path_params.update(as_sent)
         scope = exchange.scope
-        target = request_target(scope["path"], scope["query_string"])
+        # The operation's path, without what is the mock's own: a session's /__session/{name} (in root_path, as a
+        # mount's prefix is), which the backend does not know, as X-Mock-Session is not forwarded either.
+        path, root = scope["path"], scope.get("root_path", "")
+        target = request_target(path[len(root) :] if root and path.startswith(root) else path, scope["query_string"])
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
         backend = await shadow.forward(scope["method"], target, headers, exchange.raw_body)
         ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes

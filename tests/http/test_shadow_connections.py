@@ -297,6 +297,16 @@ def test_a_header_the_client_gets_from_the_backend_is_trimmed(specs: Specs) -> N
     assert response.headers["location"] == "/limits/account/x"
 
 
+def test_a_session_named_in_the_url_is_the_mocks_own_not_sent_on(specs: Specs) -> None:
+    """/__session/{name} names one of the mock's sessions, as X-Mock-Session does: the backend gets the operation's
+    path (it got /__session/ana/event_conciliation/...)."""
+    with backend() as seen, mock_in_front(seen, specs) as client:
+        assert client.get(f"/__session/ana{LOOKUP}?at=1").status_code == 200
+        assert client.get(LOOKUP, headers={"X-Mock-Session": "ana"}).status_code == 200
+    assert [seen.target(0), seen.target(1)] == [f"{LOOKUP}?at=1", LOOKUP]
+    assert "x-mock-session" not in seen.headers(1)
+
+
 def test_a_head_larger_than_its_bound_is_a_502_naming_it(specs: Specs) -> None:
     """httpcore's bound on what h11 holds unfinished (a head): an endless head costs at most that and a read
     (h11 checks it when a read leaves the head unfinished: httpcore reads 64 KiB at a time)."""
