@@ -302,8 +302,12 @@ def decoded(content: bytes) -> Any:
 
 
 def forwarded_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The request's headers a backend gets: all but hop-by-hop ones and the mock's own."""
-    return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP]
+    """The request's headers a backend gets: all but hop-by-hop ones, those the request's `Connection` names as
+    its connection's own (RFC 9110 7.6.1), and the mock's own."""
+    named = {
+        option.strip().lower() for name, value in headers if name.lower() == "connection" for option in value.split(",")
+    }
+    return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP and name.lower() not in named]
 
 
 def answer_differences(

@@ -307,6 +307,22 @@ def test_a_session_named_in_the_url_is_the_mocks_own_not_sent_on(specs: Specs) -
     assert "x-mock-session" not in seen.headers(1)
 
 
+def test_the_backend_gets_the_callers_headers_but_its_connections_own(specs: Specs) -> None:
+    """What one connection's are (RFC 9110 7.6.1: hop-by-hop ones, and those its `Connection` names) and the mock's
+    own stay with the mock; httpx adds `Accept` and `User-Agent` when the caller sent none."""
+    with backend() as seen, mock_in_front(seen, specs) as client:
+        sent = {"Connection": "keep-alive, X-Private", "X-Private": "1", "X-Mock-Session": "ana", "Cookie": "a=1"}
+        assert client.get(LOOKUP, headers={**sent, "Accept-Encoding": "br", "TE": "trailers"}).status_code == 200
+        assert client.get(LOOKUP, headers={"Accept": "application/json", "User-Agent": "app/1"}).status_code == 200
+    first, second = seen.headers(0), seen.headers(1)
+    assert "x-private" not in first and "x-mock-session" not in first and "te" not in first
+    assert first["cookie"] == "a=1" and first["connection"] == "keep-alive"
+    assert first["accept-encoding"] == "gzip, deflate"  # the mock reads the answer before the caller does
+    assert first["host"] == seen.url.removeprefix("http://")
+    assert first["user-agent"].startswith("python-httpx/") and first["accept"] == "*/*"
+    assert (second["accept"], second["user-agent"]) == ("application/json", "app/1")
+
+
 def test_a_head_larger_than_its_bound_is_a_502_naming_it(specs: Specs) -> None:
     """httpcore's bound on what h11 holds unfinished (a head): an endless head costs at most that and a read
     (h11 checks it when a read leaves the head unfinished: httpcore reads 64 KiB at a time)."""
