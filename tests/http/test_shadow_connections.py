@@ -5,6 +5,7 @@ request it gets."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -310,9 +311,14 @@ def test_a_session_named_in_the_url_is_the_mocks_own_not_sent_on(specs: Specs) -
 def test_the_backend_gets_the_callers_headers_but_its_connections_own(specs: Specs) -> None:
     """What one connection's are (RFC 9110 7.6.1: hop-by-hop ones, and those its `Connection` names) and the mock's
     own stay with the mock; httpx adds `Accept` and `User-Agent` when the caller sent none."""
+    sent = {"Connection": "keep-alive, X-Private", "X-Private": "1", "X-Mock-Session": "ana", "Cookie": "a=1"}
     with backend() as seen, mock_in_front(seen, specs) as client:
-        sent = {"Connection": "keep-alive, X-Private", "X-Private": "1", "X-Mock-Session": "ana", "Cookie": "a=1"}
-        assert client.get(LOOKUP, headers={**sent, "Accept-Encoding": "br", "TE": "trailers"}).status_code == 200
+        bare = http.client.HTTPConnection(client.base_url.host, client.base_url.port, timeout=10)
+        try:  # only these headers and Host: no Accept, no User-Agent
+            bare.request("GET", LOOKUP, headers={**sent, "Accept-Encoding": "br", "TE": "trailers"})
+            assert bare.getresponse().status == 200
+        finally:
+            bare.close()
         assert client.get(LOOKUP, headers={"Accept": "application/json", "User-Agent": "app/1"}).status_code == 200
     first, second = seen.headers(0), seen.headers(1)
     assert "x-private" not in first and "x-mock-session" not in first and "te" not in first
