@@ -73,6 +73,8 @@ class Noise:
     patterns: tuple[re.Pattern[str], ...] = ()
 
     def ignores(self, where: str) -> bool:
+        if not self.pointers and not self.patterns:  # nearly always: asked of every field compared
+            return False
         if any(where == p or where.startswith(p + "/") or p == "" for p in self.pointers):
             return True
         return any(pattern.search(where) for pattern in self.patterns)
@@ -114,10 +116,27 @@ def shown(value: Any) -> str:
 
 
 def _same_value(expected: Any, actual: Any) -> bool:
+    if type(expected) is type(actual) and expected == actual:
+        return True
     if json_type(expected) != json_type(actual):
         return False
     if json_type(expected) == "number":
         return Decimal(str(expected)) == Decimal(str(actual))
+    return bool(expected == actual)
+
+
+def _identical(expected: Any, actual: Any) -> bool:
+    """Whether two bodies are the same JSON, type for type (true is not 1, 1 is not 1.0): then no field of them
+    differs, whatever the rules, and there is nothing to walk. Most shadowed answers agree."""
+    kind = type(expected)
+    if kind is not type(actual):
+        return False
+    if kind is dict:
+        return len(expected) == len(actual) and all(
+            key in actual and _identical(value, actual[key]) for key, value in expected.items()
+        )
+    if kind is list:
+        return len(expected) == len(actual) and all(_identical(a, b) for a, b in zip(expected, actual, strict=True))
     return bool(expected == actual)
 
 
@@ -168,7 +187,9 @@ def differences(
             found.append(f"/code: expected {shown(expected.code)}, got {shown(actual.code)}")
         return found
     out: list[str] = []
-    if expected.status is not None and expected.status >= 400:
+    if _identical(expected.body, actual.body):
+        pass
+    elif expected.status is not None and expected.status >= 400:
         error_rules = Rules(rules.generated, rules.noise | Noise(ERROR_PROSE))
         _walk(expected.body, actual.body, "", error_rules, out)
     else:

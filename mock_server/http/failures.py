@@ -24,6 +24,23 @@ _ALERTS = {
 }
 
 
+# httpx's and httpcore's RemoteProtocolError, recognised by name (this module does not import httpx): the answer
+# broke HTTP/1.1 (h11's words after the colon) or ended early.
+_PROTOCOL_ERROR = "RemoteProtocolError"
+# h11: an unfinished head over httpcore's max_incomplete_event_size (100 KiB), checked after each 64 KiB read
+_HEAD_BOUND = "Receive buffer too long"
+
+
+def _protocol_words(text: str) -> str:
+    if text.startswith("Server disconnected"):
+        return "the server closed the connection without answering"
+    if text.startswith("peer closed connection without sending complete message body"):
+        return f"the server closed the connection before the end of its answer ({text.partition(': ')[2]})"
+    if text == _HEAD_BOUND:
+        return "its head (status line and headers) is larger than 100 KiB"
+    return f"it is not an HTTP/1.1 answer: {text}"
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """The exception and those under it (httpx's over httpcore's over the socket's or TLS's), outermost first."""
     chain = [exc]
@@ -55,6 +72,9 @@ def describe(exc: BaseException, flags: str = "--") -> str:
         return "connection refused (nothing listens there)"
     if isinstance(cause, ConnectionResetError):
         return "the server reset the connection"
+    protocol = next((e for e in chain if type(e).__name__ == _PROTOCOL_ERROR), None)
+    if protocol is not None:
+        return _protocol_words(str(protocol).rstrip("."))
     if any(isinstance(e, TimeoutError) or "Timeout" in type(e).__name__ for e in chain):
         return "no answer within the timeout"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

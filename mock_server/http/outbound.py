@@ -7,6 +7,7 @@ import ssl
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from http.cookiejar import Cookie, CookieJar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,21 +112,45 @@ def tls_context(outbound: Outbound) -> ssl.SSLContext | bool:
     return context
 
 
+class _NoCookies(CookieJar):
+    """A cookie jar that keeps nothing: a client kept for many callers' calls must not hand one caller's cookies
+    (a backend's Set-Cookie) to the next."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        pass
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        pass
+
+
 def async_client(
-    outbound: Outbound, max_connections: int = 16, verify: ssl.SSLContext | bool | None = None
+    outbound: Outbound,
+    max_connections: int | None = 16,
+    verify: ssl.SSLContext | bool | None = None,
+    *,
+    kept_alive: int | None = None,
+    idle_seconds: float = 5.0,
+    cookies: bool = True,
 ) -> httpx.AsyncClient:
     """A client of the service (`verify`: a TLS setup made before by tls_context, else made now). Its own
-    timeouts bound each step; `exchange` bounds the whole call."""
+    timeouts bound each step; `exchange` bounds the whole call. At most `max_connections` at once (None: no
+    bound), of which `kept_alive` (None: as many) are kept open between calls, each for at most `idle_seconds`.
+    `cookies=False`: no cookie the service sets is kept for a later call."""
     import httpx
 
     return httpx.AsyncClient(
         base_url=outbound.base_url,
         headers=[("Accept-Encoding", ACCEPTED_ENCODINGS), *outbound.headers],
+        cookies=None if cookies else _NoCookies(),
         verify=tls_context(outbound) if verify is None else verify,
         timeout=outbound.timeout,
         follow_redirects=False,
         trust_env=False,  # a proxy from the environment would put another server between the two
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        limits=httpx.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections if kept_alive is None else kept_alive,
+            keepalive_expiry=idle_seconds,
+        ),
     )
 
 
@@ -277,8 +302,12 @@ def decoded(content: bytes) -> Any:
 
 
 def forwarded_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The request's headers a backend gets: all but hop-by-hop ones and the mock's own."""
-    return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP]
+    """The request's headers a backend gets: all but hop-by-hop ones, those the request's `Connection` names as
+    its connection's own (RFC 9110 7.6.1), and the mock's own."""
+    named = {
+        option.strip().lower() for name, value in headers if name.lower() == "connection" for option in value.split(",")
+    }
+    return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP and name.lower() not in named]
 
 
 def answer_differences(

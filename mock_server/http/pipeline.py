@@ -42,7 +42,7 @@ from mock_server.http.handling import BodyRules, Call, Handler, Reply, ServerCon
 from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
-from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer
+from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer, request_target
 from mock_server.http.tls import client_certificate
 from mock_server.spec.openapi import Operation
 from mock_server.state.divergences import Divergence
@@ -276,7 +276,10 @@ class OperationRunner:
         finally:
             path_params.update(as_sent)
         scope = exchange.scope
-        target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
+        # The operation's path, without what is the mock's own: a session's /__session/{name} (in root_path, as a
+        # mount's prefix is), which the backend does not know, as X-Mock-Session is not forwarded either.
+        path, root = scope["path"], scope.get("root_path", "")
+        target = request_target(path[len(root) :] if root and path.startswith(root) else path, scope["query_string"])
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
         backend = await shadow.forward(scope["method"], target, headers, exchange.raw_body)
         ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes

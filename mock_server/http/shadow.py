@@ -4,8 +4,10 @@ journals a divergence. Ids the backend generates are mapped to the mock's, so la
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from mock_server.domain.answers import Answer, generated_id
 from mock_server.domain.operations import NAMED_LATER
@@ -24,6 +26,9 @@ from mock_server.spec.openapi import Spec
 from mock_server.wire.decoding import decode_json_text
 from mock_server.wire.encoding import encode_json
 
+if TYPE_CHECKING:
+    import httpx
+
 # Path parameters that name an id the backend generated (a recipient's): read as the mock's own id. Declared with
 # the operations that name them (domain/operations.py).
 MAPPED_PATH_PARAMETERS = tuple(sorted(NAMED_LATER))
@@ -36,6 +41,13 @@ PASSED_HEADERS = ("location", "allow", "retry-after", "www-authenticate", "cache
 NEUTRALIZED = (("content-security-policy", "sandbox"), ("x-content-type-options", "nosniff"))
 SERVED_AS_IS = ("application/json", "application/problem+json")  # a JSON body keeps its type; any other is text
 AS_TEXT = "text/plain; charset=utf-8"
+# What a request target's path may hold as it is besides letters, digits and `-._~` (RFC 3986's pchar, less `%`):
+# the path arrives decoded from the ASGI server, so a `%`, `?` or `#` in it is data and is escaped again.
+_PATH_SAFE = "/:@!$&'()*+,;="
+KEPT_ALIVE = 16  # connections to the backend kept open between calls (more at once are opened, then closed)
+# How long a kept connection may stay idle: under the idle timeouts servers close theirs after (gunicorn's 2 s,
+# uvicorn's and Node's 5 s), so that a call seldom finds its connection being closed as it is sent.
+IDLE_SECONDS = 1.5
 
 
 @dataclass(frozen=True)
@@ -62,23 +74,51 @@ class Shadow:
         import httpx  # here, not at start-up: a server that shadows nothing never loads it
 
         tls = tls_context(outbound)  # read once: loading certificates is the costly part of a client
-        # `True` would have httpx load its CA bundle again for each call's client (0.2 s a call on a busy machine).
+        # `True` would have httpx load its CA bundle again for each loop's client.
         self._tls = httpx.create_ssl_context(trust_env=False) if tls is True else tls
+        # One client per event loop serving calls, and the task that closes it when that loop ends.
+        self._clients: dict[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Task[None]]] = {}
+
+    def _client(self) -> httpx.AsyncClient:
+        """The client of the running event loop, made on its first call: its connections to the backend are kept
+        alive from call to call (a client and a connection per call were most of shadow mode's cost). Each loop has
+        its own (a connection belongs to the loop that opened it: a test client runs a loop per request), closed
+        with every connection when that loop ends -- the server stops, a test client's loop ends -- as its tasks
+        are cancelled then."""
+        loop = asyncio.get_running_loop()
+        kept = self._clients.get(loop)
+        if kept is None:
+            client = async_client(
+                self.outbound,
+                None,  # no bound of its own, as with a client per call: the backend's time bound holds
+                verify=self._tls,
+                kept_alive=KEPT_ALIVE,
+                idle_seconds=IDLE_SECONDS,
+                cookies=False,  # one client for every caller: no caller gets another's cookie
+            )
+            kept = self._clients[loop] = (client, loop.create_task(self._close_at_end(loop, client)))
+        return kept[0]
+
+    async def _close_at_end(self, loop: asyncio.AbstractEventLoop, client: httpx.AsyncClient) -> None:
+        try:
+            await asyncio.Event().wait()  # until the loop ends (asyncio's runner cancels the tasks it leaves)
+        finally:
+            del self._clients[loop]
+            await client.aclose()
 
     @property
     def backend(self) -> str:
         return self.outbound.base_url
 
     async def forward(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> BackendReply:
-        """The call sent on to the backend (`target`: the path and query as received). A client per call: its
-        connection is closed with the call, whatever event loop the server (or a test client) runs. Bounded as a
-        whole by the outbound's timeout and its body bound; a backend that gives no usable answer (refused, a TLS
-        alert, too slow, too large, a body that does not decompress) is an answer with no status, saying why."""
+        """The call sent on to the backend (`target`: the path and query as received), over a connection kept
+        from an earlier call when one is open. Bounded as a whole by the outbound's timeout and its body bound; a
+        backend that gives no usable answer (refused, a TLS alert, too slow, too large, a body that does not
+        decompress) is an answer with no status, saying why."""
         try:
-            async with async_client(self.outbound, verify=self._tls) as client:
-                received = await exchange(
-                    client, self.outbound, method, target, forwarded_headers(headers), body or None
-                )
+            received = await exchange(
+                self._client(), self.outbound, method, target, forwarded_headers(headers), body or None
+            )
         except call_failures() as exc:
             return BackendReply(Answer(None, error=no_answer(exc, self.outbound)))
         passed = tuple((name, received.headers[name]) for name in PASSED_HEADERS if name in received.headers)
@@ -93,6 +133,14 @@ class Shadow:
     def compare(self, operation_id: str, mine: Answer, theirs: Answer) -> list[str]:
         """verify-provider's rules: the mock's answer as expected, the backend's as got."""
         return answer_differences(self.spec, operation_id, mine, theirs)
+
+
+def request_target(path: str, query: bytes = b"") -> str:
+    """The target a backend gets for a call to `path` (as the ASGI server decoded it) with `query` (as sent): the
+    path escaped again, so that httpx reads a `#`, `?` or `%` in it as the data it is, not as the start of a
+    fragment, of a query or of an escape; the query as the client sent it, but a `#` (which no client should send)."""
+    target = quote(path, safe=_PATH_SAFE)
+    return f"{target}?{query.decode('latin-1').replace('#', '%23')}" if query else target
 
 
 def mock_answer(status: int, body: Any) -> Answer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -59,6 +60,21 @@ def test_money_is_compared_as_a_number_to_the_cent() -> None:
 
 def test_true_is_not_one() -> None:
     assert differences(Answer(200, {"a": 1}), Answer(200, {"a": True}), rules_for("x")) == ["/a: expected 1, got true"]
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "found"),
+    [
+        ({"a": [1, {"b": False}]}, {"a": [1, {"b": 0}]}, ["/a/1/b: expected false, got 0"]),
+        ({"a": [1, 2]}, {"a": [1, 2, 3]}, ["/a: expected 2 items, got 3"]),
+        ({"a": 1, "b": "x"}, {"b": "x", "a": 1}, []),  # the same JSON, its keys in another order
+        ({"a": 1500}, {"a": 1500.0}, []),  # one number, written two ways
+        ({"a": None}, {"a": "None"}, ['/a: expected null, got "None"']),
+    ],
+)
+def test_bodies_equal_as_python_values_still_differ_by_json_type(mine: Any, theirs: Any, found: list[str]) -> None:
+    """Two bodies found the same JSON are not walked field by field; `False == 0` in Python is no such sameness."""
+    assert differences(Answer(200, mine), Answer(200, theirs), rules_for("x")) == found
 
 
 def test_generated_fields_are_compared_by_type_only() -> None:

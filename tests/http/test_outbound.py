@@ -120,7 +120,15 @@ def wrapped(cause: BaseException) -> httpx.ConnectError:
         (wrapped(ConnectionRefusedError(111, "refused")), "--", "connection refused (nothing listens there)"),
         (ConnectionResetError(104, "reset"), "--", "the server reset the connection"),
         (httpx.ReadTimeout("timed out"), "--", "no answer within the timeout"),
-        (httpx.RemoteProtocolError("Server disconnected"), "--", "RemoteProtocolError: Server disconnected"),
+        (httpx.RemoteProtocolError("Server disconnected without sending a response."), "--",
+         "the server closed the connection without answering"),
+        (httpx.RemoteProtocolError("peer closed connection without sending complete message body: incomplete "
+                                   "chunked read"), "--",
+         "the server closed the connection before the end of its answer (incomplete chunked read)"),
+        (httpx.RemoteProtocolError("Receive buffer too long"), "--",
+         "its head (status line and headers) is larger than 100 KiB"),
+        (httpx.RemoteProtocolError("illegal status line: bytearray(b'SSH-2.0')"), "--",
+         "it is not an HTTP/1.1 answer: illegal status line: bytearray(b'SSH-2.0')"),
     ],
 )  # fmt: skip
 def test_a_failed_call_is_one_line_naming_the_option_to_fix(error: BaseException, flags: str, words: str) -> None:
