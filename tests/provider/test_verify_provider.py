@@ -484,4 +484,7 @@ def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) ->
     assert "got no answer (no whole answer within --timeout 0.6 s)" in out
     checked = int(re.search(r"^(\d+) checks in", out, re.MULTILINE)[1])  # type: ignore[index]
     not_run = int(re.search(r"(\d+) not run$", out, re.MULTILINE)[1])  # type: ignore[index]
-    assert calls == checked - not_run + 1  # each check once, and the first call that finds the provider there
+    # Each check once, and the first call that finds the provider there; a replay would add calls. Under load a call
+    # may time out before the server starts it (its app never sees it): so at most that many, and nearly all.
+    expected = checked - not_run + 1
+    assert expected - 3 <= calls <= expected, (calls, expected)
