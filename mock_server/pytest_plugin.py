@@ -51,7 +51,6 @@ from mock_server.client import (
 
 if TYPE_CHECKING:
     import ssl
-    from concurrent.futures import Future
 
     import httpx
 
@@ -228,12 +227,6 @@ class _InProcessServer:
     def in_loop(self, work: Callable[[], _T]) -> _T:
         """`work()` run in the server's event loop, the one thread that touches its sessions (a request may be
         under way in it); its result, or its exception, in the caller's thread."""
-        return self.soon(work).result(timeout=START_TIMEOUT)
-
-    def soon(self, work: Callable[[], _T]) -> Future[_T]:
-        """`work()` handed to the server's event loop, not waited for: its result, or its exception, comes in the
-        future. The loop runs it before any request sent after this call (its callbacks run in the order they
-        were handed over, and a request's bytes are read in a later turn of the loop than this hand-over)."""
         from concurrent.futures import Future
 
         done: Future[_T] = Future()
@@ -245,7 +238,7 @@ class _InProcessServer:
                 done.set_exception(exc)
 
         self._loop.call_soon_threadsafe(run)
-        return done
+        return done.result(timeout=START_TIMEOUT)
 
     def create_session(self, name: str, scenario: str | None, seed: int | None) -> bool:
         """What POST /__mock/sessions does (the same `Sessions.make`), without HTTP: the session `name`, made
@@ -259,10 +252,10 @@ class _InProcessServer:
         sessions = self.app.state.sessions
         return self.in_loop(lambda: bool(sessions.delete(name)))
 
-    def swap_sessions(self, old: str | None, new: tuple[str, str | None, int | None] | None) -> Future[bool]:
-        """Handed to the server's loop, not waited for: delete the session `old` (when named) and make `new`
-        (name, scenario, seed) as create_session does; whether `new` was made, in the future (not when it fails:
-        its test's own create_session then says why)."""
+    def swap_sessions(self, old: str | None, new: tuple[str, str | None, int | None] | None) -> bool:
+        """In one trip to the server's loop: delete the session `old` (when named) and make `new` (name,
+        scenario, seed) as create_session does; whether `new` was made (not when it fails: its test's own
+        create_session then says why)."""
         sessions = self.app.state.sessions
 
         def swap() -> bool:
@@ -275,7 +268,7 @@ class _InProcessServer:
             except Exception:
                 return False
 
-        return self.soon(swap)
+        return self.in_loop(swap)
 
     def stop(self, wait: bool = False) -> None:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
@@ -421,11 +414,9 @@ class _Run:
         # X-Mock-Admin: DELETE /__mock/sessions/NAME is bodyless and changes state (docs/threat-model.md).
         self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {self.token}"} if self.token else {})}
         self._lock = threading.Lock()
-        # In-process, the next test's session (name, scenario, seed), made in the trip that deleted the last one, a
-        # trip that no test waits for: its outcome is read when the next test opens its session, by when the
-        # server's thread has long made it. Two waits for the scheduler less a test, on a busy machine.
+        # In-process, the next test's session, made (name, scenario, seed) in the trip that deleted the last one:
+        # a trip to the server's thread less a test, which on a busy machine is a wait for the scheduler.
         self._next: tuple[str, str | None, int | None] | None = None
-        self._next_made: Future[bool] | None = None
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
         self.pki = self._local.pki if self._local is not None else None
@@ -477,10 +468,10 @@ class _Run:
         server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
         that the server's own validation answers."""
         __tracebackhide__ = True
-        ready, made = self._taken_next()
-        if ready is not None and made and ready[1:] == (scenario, seed):
+        ready, self._next = self._next, None
+        if ready is not None and ready[1:] == (scenario, seed):
             return _SessionMock(self, ready[0])
-        if ready is not None and made and self._local is not None:
+        if ready is not None and self._local is not None:
             self._local.delete_session(ready[0])  # made for a test on the run's scenario: this one asks another
         name = _session_name()
         url = f"{self.server_url}/__mock/sessions"
@@ -520,8 +511,8 @@ class _Run:
             # Deleted (unless kept; not there: the test deleted it itself), and the next test's session made.
             upcoming = (_session_name(), self.scenario, _seed(self.seed))
             plain = self.scenario != "" and (upcoming[2] is None or 0 <= upcoming[2] <= SEED_MAX)
-            self._next_made = self._local.swap_sessions(None if kept else mock.name, upcoming if plain else None)
-            self._next = upcoming if plain else None
+            made = self._local.swap_sessions(None if kept else mock.name, upcoming if plain else None)
+            self._next = upcoming if made else None
             return
         if kept:
             return
@@ -538,17 +529,9 @@ class _Run:
             "(and the header X-Mock-Admin: 1)"
         )
 
-    def _taken_next(self) -> tuple[tuple[str, str | None, int | None] | None, bool]:
-        """The next test's session made by the last swap, taken (None: none was asked for), and whether it was
-        made; an exception of the swap (deleting the last test's session) is raised here."""
-        ready, self._next = self._next, None
-        swap, self._next_made = self._next_made, None
-        made = swap.result(timeout=START_TIMEOUT) if swap is not None else False
-        return ready, made
-
     def close(self) -> None:
-        ready, made = self._taken_next()
-        if ready is not None and made and self._local is not None:
+        ready, self._next = self._next, None
+        if ready is not None and self._local is not None:
             self._local.delete_session(ready[0])
         lifecycle: LifecycleConnection | None = self.__dict__.pop("_lifecycle", None)
         if lifecycle is not None:
