@@ -182,8 +182,8 @@ class ServedSpecs:
 
     @property
     def admin(self) -> dict[str, Any]:
-        """The admin document bundled, made on first download: a tenth of a server's start went to it, for a
-        document most runs never fetch (the shipped documents' bundle is tested, tests/http/test_served_specs.py)."""
+        """The admin document bundled, made on first download: no start waits for a document most runs never
+        fetch (that the shipped documents bundle is tested: tests/http/test_served_specs.py)."""
         if self._admin is None:
             self._admin = bundle_admin(self._specs.admin.document, self._specs.public.document)
         return self._admin
