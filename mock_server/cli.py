@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from mock_server.http.handling import ServerContext
 
-from mock_server import __version__, environment, probe
+from mock_server import __version__, environment
 from mock_server.domain.clock import parse_instant
 from mock_server.domain.documents import bare_cnpj
 from mock_server.domain.errors import ScenarioNotFound
@@ -51,8 +51,9 @@ from mock_server.state.persistence import StateFile, StateFileInUse, StateFileLo
 from mock_server.state.recording import RecordOptions
 
 EXIT_INVALID = 2
-# Commands with their own options, parsed by probe.py (standard library only: they never load the server).
-PROBES = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}
+# Commands with their own options, parsed by probe.py (standard library only: they never load the server; and
+# the server never loads probe.py's http.client).
+PROBES = ("healthcheck", "wait", "pact")
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
 RECORD = "record"  # its own parser: serve's options, the target's instead of shadow mode's (docs/recording.md)
 MCP = "mcp"  # its own options (_mcp_parser): the MCP server over stdio
@@ -898,10 +899,17 @@ def mcp_main(arguments: Sequence[str]) -> int:
     return serve_mcp(app, settings, banner)
 
 
+def _probe(command: str, arguments: Sequence[str]) -> int:
+    from mock_server import probe
+
+    run = {"healthcheck": probe.healthcheck_main, "wait": probe.wait_main, "pact": probe.pact_main}[command]
+    return run(arguments)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments and arguments[0] in PROBES:
-        return PROBES[arguments[0]](arguments[1:])
+        return _probe(arguments[0], arguments[1:])
     if arguments and arguments[0] == VERIFY_PROVIDER:
         from mock_server.provider import command  # httpx and the flows, only for this command
 

@@ -16,7 +16,6 @@ It needs httpx and the standard library only: no pytest, no server.
 from __future__ import annotations
 
 import functools
-import http.client
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
+    import http.client
     import ssl
 
     import httpx
@@ -478,6 +478,8 @@ class LifecycleConnection:
         if not self._direct:
             answer = self._fallback().request(method, path, json=body)
             return answer.status_code, answer.text, False
+        import http.client  # here, not at the top: the pytest plugin imports this module in every pytest run
+
         payload = None if body is None else json.dumps(body).encode()
         headers = self._headers if payload is None else {**self._headers, "Content-Type": "application/json"}
         with self._lock:
@@ -503,6 +505,7 @@ class LifecycleConnection:
     def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
         """The kept-alive connection, or a new one when there is none or the server has closed it (an idle
         connection that reads as ready holds the end of the stream)."""
+        import http.client
         import select
 
         connection = self._connection

@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import secrets
 import select
 import socket
 import threading
@@ -365,7 +364,8 @@ def pix_mock_server(request: pytest.FixtureRequest) -> Iterator[str]:
 def _run_id() -> str:
     """This pytest process's part of session names: the xdist worker and a random token (another CI job on the
     same external server gets another)."""
-    return f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{secrets.token_hex(4)}"
+    # os.urandom, as secrets.token_hex reads it: `secrets` (and the hmac it imports) is not worth its import here.
+    return f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.urandom(4).hex()}"
 
 
 _RUN_ID = _run_id()

@@ -7,8 +7,6 @@ import logging
 
 from starlette.concurrency import run_in_threadpool
 
-from mock_server.admin.pact import Options, export_pact
-from mock_server.admin.provider_states import change_state
 from mock_server.admin.verify import expectation_from, judge
 from mock_server.domain.errors import InvalidRequest, JournalOff, ProviderStateUnreachable, VerificationFailed
 from mock_server.http.handling import Call, Handler, Reply
@@ -55,6 +53,8 @@ async def get_pact(call: Call) -> Reply:
     journal = call.session.journal
     if not journal.enabled:
         raise JournalOff("The server keeps no journal (mock-server --journal off): there are no calls to draw from.")
+    from mock_server.admin.pact import Options, export_pact  # a server that never draws a pact never imports it
+
     entries, base = journal.entries(), call.session.store.base
     options = Options(call.query.get("amounts", "type"), call.query.get("mock_defined", "flag"))
     query = call.query
@@ -65,6 +65,8 @@ async def get_pact(call: Call) -> Reply:
 
 
 def change_provider_state(call: Call) -> Reply:
+    from mock_server.admin.provider_states import change_state  # only Pact verifiers call it
+
     body = call.body
     action = body.get("action", "setup")
     try:

@@ -4,7 +4,7 @@ The repository's documents stay the single source of truth. Two things change in
 
 - The admin document refers into the public one (`../openapi.yaml#/components/...`), which tools such as
   openapi-python-client do not follow. It is served bundled: every public component it reaches is copied into
-  its own components, built from the two files at start-up (`bundle_admin`), never kept by hand.
+  its own components, built from the two files when first downloaded (`bundle_admin`), never kept by hand.
 - `servers` names the origin the request came in on (scheme, the Host header, and the ASGI root path, where a
   session path prefix or a proxy's prefix lives), so a client of a `--port 0` server, or of a session, calls
   back where the document came from. The files keep `http://127.0.0.1:8000` (`make run`).
@@ -172,14 +172,21 @@ class ServedSpecs:
 
     public: dict[str, Any]
     public_yaml: _YamlTemplate
-    admin: dict[str, Any]  # bundled
+    _specs: Specs = field(repr=False)
+    _admin: dict[str, Any] | None = field(default=None, repr=False)
     _admin_yaml: _YamlTemplate | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, specs: Specs) -> ServedSpecs:
-        """Done at start-up: a bundling problem stops the server there, not at the first download."""
-        admin = bundle_admin(specs.admin.document, specs.public.document)
-        return cls(specs.public.document, _YamlTemplate.of(specs.public.text), admin)
+        return cls(specs.public.document, _YamlTemplate.of(specs.public.text), specs)
+
+    @property
+    def admin(self) -> dict[str, Any]:
+        """The admin document bundled, made on first download: no start waits for a document most runs never
+        fetch (that the shipped documents bundle is tested: tests/http/test_served_specs.py)."""
+        if self._admin is None:
+            self._admin = bundle_admin(self._specs.admin.document, self._specs.public.document)
+        return self._admin
 
     def public_yaml_for(self, url: str) -> str:
         return self.public_yaml.render(url)

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.admin import assertions, pact
+from mock_server.admin import pact
 from mock_server.admin.pact import CLOCK_DATE, CLOCK_INSTANT, merge_pacts
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -145,7 +145,7 @@ def test_a_pact_being_drawn_stalls_no_other_client(specs, monkeypatch, journaled
         assert release.wait(10), "the bystander was never answered while the pact was being drawn"
         return export(*args)
 
-    monkeypatch.setattr(assertions, "export_pact", held_export)
+    monkeypatch.setattr(pact, "export_pact", held_export)  # imported by the handler when called
 
     async def exchange() -> None:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as http:

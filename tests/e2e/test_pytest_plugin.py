@@ -50,10 +50,12 @@ def external_server() -> Iterator[str]:
 
 
 def test_the_plugin_loads_pytest_only():
+    """Nor http.client and ssl (the lifecycle calls' client) or secrets: pytest loads the plugin in every run."""
     code = (
         "import sys; import mock_server.pytest_plugin; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('mock_server', 'starlette', 'uvicorn', 'httpx', 'yaml', 'jsonschema', 'orjson', 'anyio')))"
+        "('mock_server', 'starlette', 'uvicorn', 'httpx', 'yaml', 'jsonschema', 'orjson', 'anyio', 'http', 'ssl', "
+        "'secrets')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert result.stdout.strip() == "['mock_server', 'mock_server.client', 'mock_server.pytest_plugin']"

@@ -1,5 +1,5 @@
 """The specs as served (issue 12 items 1 and 2): `servers` names where the request came in, and the admin
-document is self-contained (bundled from the repository's two files at start-up)."""
+document is self-contained (bundled from the repository's two files when first downloaded)."""
 
 from __future__ import annotations
 
