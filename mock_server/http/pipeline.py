@@ -194,7 +194,11 @@ class OperationRunner:
     def _open_session(self, exchange: Exchange) -> None:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
         and its clock's reading."""
-        name = exchange.session_name = self._session_name(exchange)
+        scope = exchange.scope
+        if SESSION_KEY not in scope and header_value(exchange.raw_headers, b"x-mock-session") is None:
+            name = DEFAULT_SESSION  # named neither way (nearly every call): nothing to check
+        else:
+            name = exchange.session_name = self._session_name(exchange)
         sessions = self.server.sessions
         if self._opens_none:
             exchange.received_at = sessions.now_in(name)
@@ -425,10 +429,12 @@ class OperationRunner:
         size and time."""
         if exchange.body_read:
             return
-        exchange.content_type = exchange.header(b"content-type")
-        limit, over = self._body_limit(exchange)
+        raw_headers = exchange.raw_headers
+        exchange.content_type = header_value(raw_headers, b"content-type")
+        limit, over = self._body_limit(exchange) if self.body_rules is not None else (MAX_BODY_BYTES, None)
         timeout = self.server.settings.connection.body_timeout
-        exchange.raw_body = await read_bytes(exchange.receive, exchange.header(b"content-length"), timeout, limit, over)
+        declared = header_value(raw_headers, b"content-length")
+        exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, limit, over)
         exchange.body_read = True
 
     @staticmethod
