@@ -43,7 +43,7 @@ from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer, request_target
-from mock_server.http.tls import client_certificate
+from mock_server.http.tls import TLS_EXTENSION, client_certificate
 from mock_server.spec.openapi import Operation
 from mock_server.state.divergences import Divergence
 from mock_server.state.faults import NO_BODY, FaultKind
@@ -56,6 +56,13 @@ log = logging.getLogger("mock_server")
 # Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
 NO_CONTENT = frozenset({204, 205, 304})
 URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
+# Verdicts kept per operation (`OperationRunner._valid_values`, `_valid_bodies`): a schema's verdict on a value is
+# the same every time, and calls name the same ids and send the same bodies again and again (a test's fixtures, a
+# load), so a value found valid is not judged again (a body's check was a sixth of a limit change's instructions).
+# Bounded: at most MAX_VERDICTS of each, forgotten whole when full; bodies of the public operations only, each kept
+# (its bytes, by reference) only up to VERDICT_BODY_BYTES: at most 1 MiB an operation.
+MAX_VERDICTS = 256
+VERDICT_BODY_BYTES = 4096
 
 
 @dataclass(slots=True)
@@ -116,6 +123,8 @@ class OperationRunner:
         self._opens_none = session_use is SessionUse.NONE
         self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
         self._validates_responses = server.settings.validate_responses  # settings are frozen
+        self._valid_values: set[tuple[str, str]] = set()  # (path parameter, value) found valid
+        self._valid_bodies: set[bytes] = set()  # JSON bodies whose value the operation's schema found valid
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the request: the steps below, then the response, sent."""
@@ -185,7 +194,11 @@ class OperationRunner:
     def _open_session(self, exchange: Exchange) -> None:
         """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
         and its clock's reading."""
-        name = exchange.session_name = self._session_name(exchange)
+        scope = exchange.scope
+        if SESSION_KEY not in scope and header_value(exchange.raw_headers, b"x-mock-session") is None:
+            name = DEFAULT_SESSION  # named neither way (nearly every call): nothing to check
+        else:
+            name = exchange.session_name = self._session_name(exchange)
         sessions = self.server.sessions
         if self._opens_none:
             exchange.received_at = sessions.now_in(name)
@@ -338,6 +351,13 @@ class OperationRunner:
         if self.public and exchange.session is not None and exchange.received_at is not None:
             content_type = exchange.content_type
             scope = exchange.scope
+            cert_header = self.server.settings.client_cert_header
+            # Plain HTTP with no --client-cert-header (nearly every call): no certificate to look for.
+            certificate = (
+                client_certificate(scope, cert_header)
+                if cert_header is not None or TLS_EXTENSION in (scope.get("extensions") or ())
+                else None
+            )
             exchange.session.journal.record(
                 exchange.received_at,
                 scope["method"],
@@ -349,7 +369,7 @@ class OperationRunner:
                 response if isinstance(response, bytes) else bytes(response.body),  # the same object: bytes
                 request_headers=exchange.raw_headers,  # by reference: decoded when the journal is read
                 injected=reply.injected,
-                client_certificate=client_certificate(scope, self.server.settings.client_cert_header),
+                client_certificate=certificate,
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count
@@ -412,10 +432,12 @@ class OperationRunner:
         size and time."""
         if exchange.body_read:
             return
-        exchange.content_type = exchange.header(b"content-type")
-        limit, over = self._body_limit(exchange)
+        raw_headers = exchange.raw_headers
+        exchange.content_type = header_value(raw_headers, b"content-type")
+        limit, over = self._body_limit(exchange) if self.body_rules is not None else (MAX_BODY_BYTES, None)
         timeout = self.server.settings.connection.body_timeout
-        exchange.raw_body = await read_bytes(exchange.receive, exchange.header(b"content-length"), timeout, limit, over)
+        declared = header_value(raw_headers, b"content-length")
+        exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, limit, over)
         exchange.body_read = True
 
     @staticmethod
@@ -433,13 +455,21 @@ class OperationRunner:
         self, exchange: Exchange, body: Any, body_problems: list[Detail] | None = None
     ) -> tuple[dict[str, str], dict[str, str], Any]:
         """Path, query, headers and body checked against the operation's own schemas (or the body's problems as
-        its BodyRules found them): every problem at once."""
+        its BodyRules found them): every problem at once. A path value or a JSON body found valid before is not
+        judged again (MAX_VERDICTS)."""
         problems: list[Detail] = []
-        path_params = exchange.scope.get("path_params", {})
+        path_params = exchange.scope.get("path_params") or {}
         path: dict[str, str] = {}
+        valid_values = self._valid_values
         for name, check, field_path in self._path:
             path[name] = value = path_params.get(name, "")
-            if not check.fast.is_valid(value):  # the verdict first: its problems are worked out only when wrong
+            if (name, value) in valid_values:
+                continue
+            if check.fast.is_valid(value):  # the verdict first: its problems are worked out only when wrong
+                if len(valid_values) >= MAX_VERDICTS:
+                    valid_values.clear()
+                valid_values.add((name, value))
+            else:
                 problems += check.problems(value, field_path)
         query: dict[str, str] = {}
         if self._query:
@@ -450,23 +480,32 @@ class OperationRunner:
                     problems += param.check.problems(query[param.name], (param.name,))
                 elif param.required:
                     problems.append(Detail((param.name,), "is required"))
-        for param, header_name in zip(self._headers, self._header_names, strict=True):
-            sent = exchange.header(header_name)
-            if sent is not None:
-                problems += param.check.problems(sent, (param.name,))
-            elif param.required:
-                problems.append(Detail((param.name,), "is required"))
+        if self._headers:
+            for param, header_name in zip(self._headers, self._header_names, strict=True):
+                sent = exchange.header(header_name)
+                if sent is not None:
+                    problems += param.check.problems(sent, (param.name,))
+                elif param.required:
+                    problems.append(Detail((param.name,), "is required"))
         operation = self.operation
         if body is MISSING or operation.body is None:
             if body is MISSING and operation.body_required:
                 wanted = "a JSON body" if self.body_rules is None else "a body"  # BodyRules may take YAML too
                 problems.append(Detail((), f"{wanted} is required"))
             body = None
+        elif body_problems is not None:
+            problems += body_problems
         else:
-            if body_problems is not None:
-                problems += body_problems
-            elif not operation.body.fast.is_valid(body):
-                problems += operation.body.problems(body)
+            raw, valid_bodies = exchange.raw_body, self._valid_bodies
+            known = type(raw) is bytes and raw in valid_bodies  # the same bytes read to the same value
+            if not known:
+                if operation.body.fast.is_valid(body):
+                    if self.public and type(raw) is bytes and len(raw) <= VERDICT_BODY_BYTES:
+                        if len(valid_bodies) >= MAX_VERDICTS:
+                            valid_bodies.clear()
+                        valid_bodies.add(raw)
+                else:
+                    problems += operation.body.problems(body)
         if problems:
             raise InvalidRequest("The request is invalid.", problems)
         return path, query, body

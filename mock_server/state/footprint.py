@@ -158,10 +158,6 @@ _PROPOSAL_FIXED = (
 )
 
 
-def _text(value: str | None) -> int:
-    return 0 if id(value) in _FREE else sys.getsizeof(value)
-
-
 def limits_bytes(limits: Limits) -> int:
     """At least `footprint(limits)`, counted from how many windows each mode has."""
     return sys.getsizeof(limits) + len(limits) * MODE_BYTES + sum(map(len, limits.values())) * WINDOW_BYTES
@@ -169,11 +165,9 @@ def limits_bytes(limits: Limits) -> int:
 
 def proposal_bytes(proposal: Proposal) -> int:
     """At least `footprint(proposal)` (its id and event_date are as long as the mock writes them)."""
-    return (
-        _PROPOSAL_FIXED
-        + _text(proposal.target)
-        + limits_bytes(proposal.pix)
-        + _text(proposal.analysis_status)
-        + _text(proposal.client_notification_status)
-        + _text(proposal.status)
-    )
+    total = _PROPOSAL_FIXED + limits_bytes(proposal.pix)
+    free = _FREE
+    for text in (proposal.target, proposal.analysis_status, proposal.client_notification_status, proposal.status):
+        if id(text) not in free:  # `_text`, inline: the status words are nearly always the shared ones
+            total += sys.getsizeof(text)
+    return total

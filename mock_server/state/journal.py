@@ -77,14 +77,6 @@ def _decoded(raw: bytes, is_json: bool, size: int) -> Any:
     return raw.decode("utf-8", "replace")
 
 
-def _packed(headers: RawHeaders) -> bytes:
-    """The header pairs as one bytes object, `name: value` lines joined by CRLF, as HTTP/1.1 sent them: a name
-    holds no colon and a value no CR or LF (the parser refuses both), so the lines part again exactly. One object
-    kept per entry instead of a tuple and two bytes objects per header: a full journal frees its oldest entry at
-    each call, and the fewer and smaller the objects it frees, the less memory a call touches (bench/cpu_cost.py)."""
-    return b"\r\n".join(map(b": ".join, headers))
-
-
 def _unpacked(packed: bytes) -> list[tuple[bytes, bytes]]:
     if not packed:
         return []
@@ -183,7 +175,12 @@ class Journal:
         """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
             return
-        headers = _packed(request_headers)
+        # The header pairs as one bytes object, `name: value` lines joined by CRLF, as HTTP/1.1 sent them: a name
+        # holds no colon and a value no CR or LF (the parser refuses both), so the lines part again exactly
+        # (`_unpacked`). One object kept per entry instead of a tuple and two bytes objects per header: a full journal
+        # frees its oldest entry at each call, and the fewer and smaller the objects it frees, the less memory a call
+        # touches (bench/cpu_cost.py).
+        headers = b"\r\n".join(map(b": ".join, request_headers))
         request_kept, response_kept = len(request_raw), len(response_raw)
         sizes = None
         if request_kept > JOURNAL_BODY_BYTES or response_kept > JOURNAL_BODY_BYTES:  # rare: no size kept otherwise
@@ -196,7 +193,9 @@ class Journal:
             cost += CERTIFICATE_COST
         entries, usage, budget = self._entries, self._usage, self._budget
         while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
-            self._drop_oldest()
+            dropped = entries.popleft()[_COST]  # _drop_oldest, inline: a full journal drops one at each call
+            usage.bytes -= dropped
+            budget.used -= dropped
         budget._seq = seq = budget._seq + 1
         entries.append(
             (

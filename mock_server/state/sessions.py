@@ -7,6 +7,8 @@ import logging
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime
+from functools import partial
+from operator import attrgetter
 
 from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
@@ -50,9 +52,10 @@ class Session:
         # Every byte the session holds beyond its seed, against --max-session-bytes: its store's own records,
         # its schedules, its snapshots (the journal and the faults have bounds of their own).
         self.meter = ByteMeter(bounds.max_session_bytes)
-        self.meter.count(lambda: self.store.held_bytes)
-        self.meter.count(lambda: self.schedules.held_bytes)
-        self.meter.count(lambda: self.snapshots.held_bytes)
+        # Read through whatever store, schedules and snapshots the session holds then; C-level getters, not lambdas:
+        # the meter reads them at every write.
+        for part in ("store", "schedules", "snapshots"):
+            self.meter.count(partial(attrgetter(f"{part}.held_bytes"), self))
         self.store = Store(scenario, bounds, self.meter)
         # The events' answers, encoded once per version: shared by every session, as the seed is.
         self.encoded_events = encoded_events if encoded_events is not None else EncodedEvents()

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import jsonschema_rs
+import orjson
 
 from mock_server.domain.errors import MalformedJson, UnsupportedMediaType
 
@@ -141,6 +142,13 @@ def is_json_media_type(content_type: str) -> bool:
 
 
 _TOO_DEEP = f"The body is not acceptable JSON: it nests lists and objects deeper than {MAX_DEPTH} levels."
+# orjson reads a body as the json module does, in a third of the instructions, but for two kinds of numbers: one
+# with a fraction or an exponent (read here by `_json_fraction`'s rules) and an integer beyond 64 bits (orjson makes
+# it a float). With its digits written as 0, `.eE` as `.` and `{` as `[` (`_SHAPE`), a body holding either shows
+# `0.` or 19 zeros in a row: that body is read by the json module (so is a string that looks alike, such as
+# "529.982.247-25": to the same value, only slower). So is every body orjson refuses, to say why in its words.
+_SHAPE = bytes.maketrans(b"0123456789.eE{", b"0000000000...[")
+_LONG_INTEGER = b"0" * 19
 
 
 def parse_json(raw: bytes, content_type: str | None) -> Any:
@@ -148,6 +156,22 @@ def parse_json(raw: bytes, content_type: str | None) -> Any:
     if content_type is None or not is_json_media_type(content_type):
         got = content_type or "no Content-Type"
         raise UnsupportedMediaType(f"Content-Type must be application/json, got {got}.")
+    shape = raw.translate(_SHAPE)
+    if b"0." not in shape and _LONG_INTEGER not in shape:
+        try:
+            value = orjson.loads(raw)  # valid UTF-8 and no lone surrogate, or it raises
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            # Only a body with more brackets than MAX_DEPTH can nest deeper.
+            if shape.count(b"[") > MAX_DEPTH and nested_too_deep(value):
+                raise MalformedJson(_TOO_DEEP)
+            return value
+    return _parse_json(raw)
+
+
+def _parse_json(raw: bytes) -> Any:
+    """A body read by the json module: every number as the API reads it, every refusal in its words."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

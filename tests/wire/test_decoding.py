@@ -196,3 +196,48 @@ def test_a_document_reads_alike_with_or_without_whitespace_around_it(text: str) 
             return type(error).__name__, str(error)
 
     assert read(decode_json_text) == read(decoding._DECODER.decode)
+
+
+def _reading(read: Callable[[], Any]) -> tuple[str, str]:
+    """What a reading makes (its repr: an int and a float of one value differ) or the error it says."""
+    try:
+        return "value", repr(read())
+    except ApiError as error:
+        return type(error).__name__, error.message
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"pix":{"withdraw":[{"start_time":"06:00:00-03:00","amount":400000}]}}',
+        b'{"amount": 9223372036854775807}',  # the largest amount: 19 digits
+        b'{"amount": 18446744073709551615}',  # beyond a signed 64-bit integer
+        b'{"amount": 18446744073709551616}',  # beyond 64 bits: orjson would make it a float
+        b'{"amount": -9223372036854775809}',
+        b'{"amount": 9007199254740993.0}',  # integral, beyond 2^53: kept as the exact int
+        b'{"amount": 1e16}',
+        b'{"amount": 1E16}',
+        b'{"amount": 100.0}',
+        b'{"amount": 0.1}',
+        b'{"amount": -0}',
+        b'{"document_number": "529.982.247-25"}',
+        b'{"note": "1e5 and 2E6", "ok": true, "no": false}',
+        b'{"a": 1, "b": 2, "a": 3}',
+        b' \n{"a": [1, 2, {"b": null}]}\t',
+        b'{"name": "Jo\\u00e3o \\ud83d\\ude00"}',
+        b'{"name": "\\ud800"}',
+        b'{"a": "\xff"}',
+        b"\xef\xbb\xbf{}",
+        b"[1,]",
+        b"NaN",
+        b"[" * 100 + b"]" * 100,
+        b"[" * 101 + b"]" * 101,
+        b"[{" * 50 + b"}]" * 50,
+        b'[{"a":' * 51 + b"1" + b"}]" * 51,
+        b"[" * 2000 + b"]" * 2000,
+    ],
+)
+def test_the_fast_reading_is_the_json_modules(raw: bytes) -> None:
+    """parse_json reads most bodies with orjson; whatever it reads that way, it reads as the json module's reading
+    (`_parse_json`) does: the same values of the same types, the same refusals in the same words."""
+    assert _reading(lambda: parse_json(raw, JSON)) == _reading(lambda: decoding._parse_json(raw))
