@@ -1,6 +1,7 @@
 """The exhaustive tier's share of the schemathesis runs (`make test-exhaustive`, in CI): the fuzzing phase's full
-campaign (30 generated examples per operation of both specs, where the default tier sends 10) and the coverage phase
-of `PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema.
+campaign (30 generated examples per operation of both specs, where the default tier sends 10), the coverage phase
+of `PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema, and 15 stateful
+chains of linked calls per spec (the default tier runs 5).
 
 schemathesis builds those cases when the module is collected, so tests/conftest.py does not collect this module in
 a run whose `-m` leaves the `exhaustive` marker out (the default tier): its workers would build them for nothing.
@@ -14,7 +15,7 @@ import pytest
 import schemathesis
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from tests.contract.conformance import SETTINGS, load, the_state_body_alone
+from tests.contract.conformance import SETTINGS, STATEFUL_SETTINGS, load, state_machine, the_state_body_alone
 
 pytestmark = pytest.mark.exhaustive
 
@@ -48,3 +49,11 @@ def test_admin_api_conforms_to_the_full_fuzzing_campaign(case: schemathesis.Case
 @SETTINGS
 def test_admin_state_body_coverage_phase_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
+
+
+def test_public_api_stateful_full_run() -> None:
+    state_machine(load("openapi.yaml")).run(settings=STATEFUL_SETTINGS)
+
+
+def test_admin_api_stateful_full_run() -> None:
+    state_machine(load("admin/openapi.yaml")).run(settings=STATEFUL_SETTINGS)
