@@ -15,7 +15,7 @@ from mock_server.spec.resources import data_path
 
 # The fuzzing phase's generated examples per operation: the exhaustive tier's full campaign, the default tier's sample.
 MAX_EXAMPLES = 30
-SAMPLE_EXAMPLES = 10
+SAMPLE_EXAMPLES = 5
 
 app = create_app(Settings(validate_responses=True))
 
