@@ -69,9 +69,11 @@ test: $(STAMP)
 test-exhaustive: $(STAMP)
 	$(BIN)/pytest -q -n 2 -m exhaustive
 
-## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/)
+## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/), on
+## both cores: each module on one worker (loadfile), so a module's fixtures (a built wheel, a venv) are made once;
+## every server binds port 0 and every file goes to tmp_path (tests/conftest.py: children are no xdist workers)
 test-e2e: $(STAMP)
-	$(BIN)/pytest -q -m e2e
+	$(BIN)/pytest -q -m e2e -n 2 --dist loadfile
 
 ## make attack: the adversarial rounds' attacks (issue 24: pages on other origins, DNS rebinding, Host and upgrade
 ## hygiene, names, counts) replayed against a real server on loopback, each bounded in time (part of make test-e2e;
