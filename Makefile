@@ -57,18 +57,23 @@ dist: $(STAMP)
 run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))  # a .venv with the dev install has the runtime too
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
-## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs)
+## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs).
+## worksteal: a worker out of tests takes half of the other's queue, so the run does not end on one worker's tail.
+## PYTHONDONTWRITEBYTECODE emptied for the run: with it set (this sandbox sets it) pytest rewrote every test
+## module's asserts again in each worker, ~7 s of CPU each; now kept in __pycache__/ (ignored by git).
 test: $(STAMP)
-	$(BIN)/pytest -q -n 2
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 2 --dist worksteal
 
 ## make test-exhaustive: the full sweeps whose sample make test runs, in process on both cores (marker exhaustive:
 ## schemathesis's coverage phase on PUT /__mock/state, every planted defect for verify-provider); in CI after make test
 test-exhaustive: $(STAMP)
 	$(BIN)/pytest -q -n 2 -m exhaustive
 
-## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/)
+## make test-e2e: the tests that start the server, pytest or make in a child process (marker e2e, tests/e2e/), on
+## both cores: each module on one worker (loadfile), so a module's fixtures (a built wheel, a venv) are made once;
+## every server binds port 0 and every file goes to tmp_path (tests/conftest.py: children are no xdist workers)
 test-e2e: $(STAMP)
-	$(BIN)/pytest -q -m e2e
+	$(BIN)/pytest -q -m e2e -n 2 --dist loadfile
 
 ## make attack: the adversarial rounds' attacks (issue 24: pages on other origins, DNS rebinding, Host and upgrade
 ## hygiene, names, counts) replayed against a real server on loopback, each bounded in time (part of make test-e2e;

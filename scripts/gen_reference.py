@@ -59,8 +59,23 @@ def _environment(**variables: str) -> Iterator[None]:
         yield
 
 
+# The parsers one render() has caught, by (argv, variables): the page asks for the same few ~450 times (each
+# option's variable is found by rebuilding its command's parser), which cost ~2 s a rendering. Kept only within
+# parsers_kept(), so a rendering sees the code as it is then; nothing done with a parser here changes it.
+_CAUGHT: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], argparse.ArgumentParser] | None = None
+
+
 def parser_of(argv: Sequence[str], **variables: str) -> argparse.ArgumentParser:
     """The parser `mock-server ARGV` builds, caught before it parses anything."""
+    if _CAUGHT is None:
+        return _catch_parser(argv, variables)
+    key = (tuple(argv), tuple(sorted(variables.items())))
+    if key not in _CAUGHT:
+        _CAUGHT[key] = _catch_parser(argv, variables)
+    return _CAUGHT[key]
+
+
+def _catch_parser(argv: Sequence[str], variables: dict[str, str]) -> argparse.ArgumentParser:
     from mock_server import cli
 
     def catch(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> argparse.Namespace:
@@ -385,7 +400,23 @@ def environment_section(environment: dict[str, list[str]]) -> list[str]:
     return [*lines, ""]
 
 
+@contextlib.contextmanager
+def parsers_kept() -> Iterator[None]:
+    """Within the block, parser_of builds each parser once (a rendering, or a test that asks for many options)."""
+    global _CAUGHT
+    outer, _CAUGHT = _CAUGHT, {}
+    try:
+        yield
+    finally:
+        _CAUGHT = outer
+
+
 def render() -> str:
+    with parsers_kept():
+        return _render()
+
+
+def _render() -> str:
     environment: dict[str, list[str]] = {}
     body = commands(environment)
     plugin = pytest_plugin(environment)

@@ -101,6 +101,15 @@ def starts_e2e_child(command: object) -> bool:
     return any(word == "-m" and module in E2E_MODULES for word, module in itertools.pairwise(words))
 
 
+@pytest.fixture(autouse=True)
+def _children_are_no_xdist_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make test-e2e` runs on pytest-xdist's workers: a child an e2e test starts is no worker of this run, so it
+    does not inherit the worker's PYTEST_XDIST_* variables (a child pytest named its sessions after gw0)."""
+    if request.node.get_closest_marker(E2E):
+        for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
+            monkeypatch.delenv(name)
+
+
 # --- the exhaustive tier (marker `exhaustive`, `make test-exhaustive`): the full sweeps whose sample the default
 # tier runs. A module named `*_exhaustive.py` holds only such tests; it is not collected at all when the run's `-m`
 # leaves the marker out, because its sweep is built at collection (schemathesis's coverage cases), which each xdist

@@ -15,7 +15,7 @@ from mock_server.spec.resources import data_path
 
 # The fuzzing phase's generated examples per operation: the exhaustive tier's full campaign, the default tier's sample.
 MAX_EXAMPLES = 30
-SAMPLE_EXAMPLES = 10
+SAMPLE_EXAMPLES = 5
 
 app = create_app(Settings(validate_responses=True))
 
@@ -31,6 +31,39 @@ def _settings(max_examples: int) -> settings:
 
 SETTINGS = _settings(MAX_EXAMPLES)
 SAMPLE_SETTINGS = _settings(SAMPLE_EXAMPLES)
+
+# The stateful runs: chains of STATEFUL_STEPS calls built from the specs' links, STATEFUL_EXAMPLES of them per spec
+# in the exhaustive tier, STATEFUL_SAMPLE_EXAMPLES in the default tier (each chain ~0.3 s of one worker).
+STATEFUL_STEPS = 8
+STATEFUL_EXAMPLES = 15
+STATEFUL_SAMPLE_EXAMPLES = 5
+
+
+def _stateful_settings(max_examples: int) -> settings:
+    return settings(
+        max_examples=max_examples,
+        stateful_step_count=STATEFUL_STEPS,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+
+
+STATEFUL_SETTINGS = _stateful_settings(STATEFUL_EXAMPLES)
+STATEFUL_SAMPLE_SETTINGS = _stateful_settings(STATEFUL_SAMPLE_EXAMPLES)
+
+
+def state_machine(schema: OpenApiSchema) -> Any:  # a hypothesis state machine class, built at run time
+    """Stateful runs: chains built from the specs' links (registration -> limit change and recipient list ->
+    recipient -> removal), each run starting from the seed."""
+    base = schema.as_state_machine()
+
+    class Machine(base):  # type: ignore[misc, valid-type]
+        def setup(self) -> None:
+            app.state.sessions.clear()
+
+    return Machine
+
 
 STATE_BODY = "PUT /__mock/state"
 

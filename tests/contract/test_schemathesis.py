@@ -1,11 +1,11 @@
 """Schemathesis against both specs, in-process, every check on: the server never contradicts its spec.
 
-The default tier's sample: every operation gets schemathesis's three phases (the spec's examples, the coverage
-phase's boundary and negative cases, 10 generated examples), but `PUT /__mock/state` skips the coverage phase,
-whose body is a whole state: about 3,800 calls (15 s of one worker, and its cases were built in both workers at
-collection). The exhaustive tier (tests/contract/test_schemathesis_exhaustive.py, `make test-exhaustive`, in CI)
-runs that coverage phase and the full fuzzing campaign, 30 generated examples per operation; `make fuzz` runs the
-same checks for real, against a server.
+The default tier's sample: every operation gets the spec's examples and 5 generated examples; the public
+operations also get the coverage phase's boundary and negative cases; the stateful runs send 5 chains of 8 linked
+calls per spec. The admin operations' coverage phase (for `PUT /__mock/state`, whose body is a whole state, about
+3,800 calls), built at collection in both workers, is the exhaustive tier's with the full fuzzing campaign, 30
+generated examples per operation, and 15 chains per spec (tests/contract/test_schemathesis_exhaustive.py,
+`make test-exhaustive`, in CI); `make fuzz` runs the same checks for real, against a server.
 """
 
 from __future__ import annotations
@@ -13,14 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 import schemathesis
-from hypothesis import HealthCheck, settings
-from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from tests.contract.conformance import SAMPLE_SETTINGS, app, is_the_state_body, load, the_state_body_alone
+from tests.contract.conformance import (
+    SAMPLE_SETTINGS,
+    STATEFUL_SAMPLE_SETTINGS,
+    is_the_state_body,
+    load,
+    state_machine,
+    the_state_body_alone,
+)
 
 public = load("openapi.yaml")
 admin = load("admin/openapi.yaml")
 admin_but_the_state_body = admin.exclude(is_the_state_body)
+admin_but_the_state_body.config.phases.coverage.enabled = False  # the exhaustive tier's (with the state body's)
 the_state_body = the_state_body_alone(load("admin/openapi.yaml"))
 the_state_body.config.phases.coverage.enabled = False  # the exhaustive tier's
 
@@ -43,36 +49,13 @@ def test_admin_state_body_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
 
 
-class _Stateful:
-    """Stateful runs: chains built from the specs' links (registration -> limit change and recipient list ->
-    recipient -> removal), each run starting from the seed."""
-
-    @staticmethod
-    def machine(schema: OpenApiSchema) -> Any:  # a hypothesis state machine class, built at run time
-        base = schema.as_state_machine()
-
-        class Machine(base):  # type: ignore[misc, valid-type]
-            def setup(self) -> None:
-                app.state.sessions.clear()
-
-        return Machine
-
-
-PublicMachine = _Stateful.machine(public)
-AdminMachine = _Stateful.machine(admin)
-
-STATEFUL_SETTINGS = settings(
-    max_examples=15,
-    stateful_step_count=8,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    derandomize=True,
-)
+PublicMachine = state_machine(public)
+AdminMachine = state_machine(admin)
 
 
 def test_public_api_stateful() -> None:
-    PublicMachine.run(settings=STATEFUL_SETTINGS)
+    PublicMachine.run(settings=STATEFUL_SAMPLE_SETTINGS)
 
 
 def test_admin_api_stateful() -> None:
-    AdminMachine.run(settings=STATEFUL_SETTINGS)
+    AdminMachine.run(settings=STATEFUL_SAMPLE_SETTINGS)

@@ -1,6 +1,8 @@
 """The exhaustive tier's share of the schemathesis runs (`make test-exhaustive`, in CI): the fuzzing phase's full
-campaign (30 generated examples per operation of both specs, where the default tier sends 10) and the coverage phase
-of `PUT /__mock/state`, about 3,800 boundary and negative bodies built from the state body's schema.
+campaign (30 generated examples per operation of both specs, where the default tier sends 5), the coverage phase
+of every admin operation (the default tier runs the public operations'), `PUT /__mock/state`'s alone about 3,800
+boundary and negative bodies built from the state body's schema, and 15 stateful chains of linked calls per spec
+(the default tier runs 5).
 
 schemathesis builds those cases when the module is collected, so tests/conftest.py does not collect this module in
 a run whose `-m` leaves the `exhaustive` marker out (the default tier): its workers would build them for nothing.
@@ -14,7 +16,7 @@ import pytest
 import schemathesis
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from tests.contract.conformance import SETTINGS, load, the_state_body_alone
+from tests.contract.conformance import SETTINGS, STATEFUL_SETTINGS, load, state_machine
 
 pytestmark = pytest.mark.exhaustive
 
@@ -27,9 +29,9 @@ def _fuzzing_alone(schema: OpenApiSchema) -> OpenApiSchema:
 
 public_fuzzing = _fuzzing_alone(load("openapi.yaml"))
 admin_fuzzing = _fuzzing_alone(load("admin/openapi.yaml"))
-state_body_coverage_phase = the_state_body_alone(load("admin/openapi.yaml"))
-state_body_coverage_phase.config.phases.examples.enabled = False  # the default tier sends these two
-state_body_coverage_phase.config.phases.fuzzing.enabled = False
+admin_coverage_phase = load("admin/openapi.yaml")
+admin_coverage_phase.config.phases.examples.enabled = False  # the default tier sends these two
+admin_coverage_phase.config.phases.fuzzing.enabled = False
 
 
 @public_fuzzing.parametrize()
@@ -44,7 +46,15 @@ def test_admin_api_conforms_to_the_full_fuzzing_campaign(case: schemathesis.Case
     case.call_and_validate()
 
 
-@state_body_coverage_phase.parametrize()
+@admin_coverage_phase.parametrize()
 @SETTINGS
-def test_admin_state_body_coverage_phase_conforms(case: schemathesis.Case[Any]) -> None:
+def test_admin_api_coverage_phase_conforms(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate()
+
+
+def test_public_api_stateful_full_run() -> None:
+    state_machine(load("openapi.yaml")).run(settings=STATEFUL_SETTINGS)
+
+
+def test_admin_api_stateful_full_run() -> None:
+    state_machine(load("admin/openapi.yaml")).run(settings=STATEFUL_SETTINGS)

@@ -9,6 +9,7 @@ and far past them, as arrays and as objects; the decoder alone is swept over eve
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -83,10 +84,27 @@ def test_a_deep_yaml_state_document_is_malformed_yaml_with_its_place(client, dep
     assert "line " in answer["details"][0]["message"]
 
 
-def test_the_decoder_refuses_exactly_the_bodies_deeper_than_the_bound_at_every_depth_to_5000() -> None:
-    # every depth as arrays; as objects, every depth through the parser's own bound (about 1000) and every 7th past it
+def _depths_to_5000(step_past_1100: int) -> Iterator[tuple[int, tuple[Callable[[int], str], ...]]]:
+    """Every depth through the parser's own bound (about 1000) in both shapes; past it, every 7th depth as objects
+    and every `step_past_1100`th as arrays, and 5000 itself."""
     for depth in range(1, 5001):
-        shapes = (deep_arrays, deep_objects) if depth <= 1100 or depth % 7 == 0 else (deep_arrays,)
+        past = depth > 1100
+        arrays = (deep_arrays,) if not past or depth % step_past_1100 == 0 or depth == 5000 else ()
+        objects = (deep_objects,) if not past or depth % 7 == 0 else ()
+        yield depth, arrays + objects
+
+
+@pytest.mark.parametrize(
+    "step_past_1100",
+    [
+        pytest.param(7, id="sample"),  # the default tier: a body of every depth costs its depth, 12.5 M bytes in all
+        pytest.param(1, id="every-depth", marks=pytest.mark.exhaustive),
+    ],
+)
+def test_the_decoder_refuses_exactly_the_bodies_deeper_than_the_bound_at_depths_to_5000(
+    step_past_1100: int,
+) -> None:
+    for depth, shapes in _depths_to_5000(step_past_1100):
         for shape in shapes:
             raw = shape(depth).encode()
             if depth <= MAX_DEPTH:

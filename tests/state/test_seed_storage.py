@@ -89,9 +89,25 @@ def events(draw: st.DrawFn) -> Event:
     )
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(events(), max_size=6, unique_by=lambda e: e.key))
+# The default tier draws a sample of the property tests' examples; the exhaustive tier (`make test-exhaustive`, in
+# CI) the full count: 200 lists of events cost ~7 s of one worker.
+ANY_EVENTS = st.lists(events(), max_size=6, unique_by=lambda e: e.key)
+
+
+@settings(max_examples=50, deadline=None)
+@given(ANY_EVENTS)
 def test_any_events_read_back_exactly(given_events: list[Event]) -> None:
+    _reads_back_exactly(given_events)
+
+
+@pytest.mark.exhaustive
+@settings(max_examples=200, deadline=None)
+@given(ANY_EVENTS)
+def test_any_events_read_back_exactly_full_count(given_events: list[Event]) -> None:
+    _reads_back_exactly(given_events)
+
+
+def _reads_back_exactly(given_events: list[Event]) -> None:
     seed = SeedEvents(given_events)
     assert len(seed) == len(given_events)
     assert list(seed) == [e.key for e in given_events]
