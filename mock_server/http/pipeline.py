@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from starlette.datastructures import QueryParams
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -149,6 +149,12 @@ class OperationRunner:
             # The mock's own session errors (410, 429) are no part of the interface: never judged against it.
             reply = Reply.error(error)
             reply.off_spec = isinstance(error, SessionEvicted | TooManySessions)
+        except ClientDisconnect:
+            # The client left before its whole body came: no operation ran, nobody is there to read an answer, and
+            # nothing happened to journal (it was a 500 and "unexpected error" in the log).
+            if exchange.session is not None:
+                self.server.sessions.release(exchange.session)
+            return
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})

@@ -117,3 +117,30 @@ def test_a_body_sent_whole_or_in_two_writes_is_read_whole_through_asgi():
         sock.sendall(b": 2}")
         assert sock.recv(4096).startswith(b"HTTP/1.1 204")
     assert seen == [b'{"a": 1}', b'{"a": 2}']
+
+
+def test_a_client_that_leaves_before_its_body_came_gets_no_500_and_nothing_journaled(caplog):
+    """It was journaled as a 500 of the operation, with "unexpected error in registerAccountLimit" in the log."""
+    import httpx
+
+    from mock_server.app import create_app
+    from mock_server.settings import Settings
+
+    head = (
+        b"POST /limits/account HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 400\r\n\r\n"
+    )
+    with threaded_server(create_app(Settings())) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=SAFETY) as sock:
+            sock.sendall(head + b'{"account_id": "0001-00')  # and gone
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):  # the server notices the close on its own time
+            health = httpx.get(f"{base}/__mock/health", timeout=SAFETY)
+            journal = httpx.get(f"{base}/__mock/requests", timeout=SAFETY).json()["requests"]
+            if not any(r["status"] >= 500 for r in journal):
+                threading.Event().wait(0.02)
+            else:
+                break
+    assert health.status_code == 200
+    assert [r for r in journal if r["operation_id"] == "registerAccountLimit"] == []
+    assert "unexpected error" not in caplog.text
