@@ -20,12 +20,14 @@ SAMPLE_EXAMPLES = 5
 app = create_app(Settings(validate_responses=True))
 
 
-def _settings(max_examples: int) -> settings:
+def _settings(max_examples: int, **more: Any) -> settings:
+    """Hypothesis's settings for every run here: no deadline, no health check, the same examples each run."""
     return settings(
         max_examples=max_examples,
         deadline=None,
         suppress_health_check=list(HealthCheck),
         derandomize=True,
+        **more,
     )
 
 
@@ -39,18 +41,8 @@ STATEFUL_EXAMPLES = 15
 STATEFUL_SAMPLE_EXAMPLES = 5
 
 
-def _stateful_settings(max_examples: int) -> settings:
-    return settings(
-        max_examples=max_examples,
-        stateful_step_count=STATEFUL_STEPS,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        derandomize=True,
-    )
-
-
-STATEFUL_SETTINGS = _stateful_settings(STATEFUL_EXAMPLES)
-STATEFUL_SAMPLE_SETTINGS = _stateful_settings(STATEFUL_SAMPLE_EXAMPLES)
+STATEFUL_SETTINGS = _settings(STATEFUL_EXAMPLES, stateful_step_count=STATEFUL_STEPS)
+STATEFUL_SAMPLE_SETTINGS = _settings(STATEFUL_SAMPLE_EXAMPLES, stateful_step_count=STATEFUL_STEPS)
 
 
 def state_machine(schema: OpenApiSchema) -> Any:  # a hypothesis state machine class, built at run time
