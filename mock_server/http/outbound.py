@@ -72,6 +72,11 @@ def parse_header(text: str) -> tuple[str, str]:
     name = name.strip()
     if not sep or not name or any(c in name for c in " \t\r\n") or any(c in value for c in "\r\n"):
         raise ValueError(f"{text!r} is not a header: write it as 'Name: value'")
+    try:
+        name.encode("ascii")
+        value.encode("latin-1")  # what HTTP/1.1 carries: httpx refused anything else at every call (a 500 each)
+    except UnicodeEncodeError:
+        raise ValueError(f"{text!r} is not a header: its name must be ASCII, its value Latin-1") from None
     return name, value.strip()
 
 

@@ -201,6 +201,8 @@ def test_without_shadow_mode_there_is_no_backend_and_no_divergence(client) -> No
     [
         (["--shadow", "ftp://backend"], "is not an http:// or https:// base URL"),
         (["--shadow", "http://127.0.0.1:1", "--shadow-header", "nocolon"], "is not a header"),
+        (["--shadow", "http://127.0.0.1:1", "--shadow-header", "X-Team: 東京"], "its value Latin-1"),
+        (["--shadow", "http://127.0.0.1:1", "--shadow-header", "X-Équipe: a"], "its name must be ASCII"),
         (["--shadow", "http://127.0.0.1:1", "--shadow-key", "k.pem"], "--shadow-key goes with --shadow-cert"),
         (["--shadow", "https://127.0.0.1:1", "--shadow-cacert", "/nonexistent.pem"], "TLS files cannot be used"),
     ],

@@ -231,6 +231,7 @@ def _closed_port() -> int:
         (["--target", "ftp://127.0.0.1:1"], "is not an http:// or https:// base URL"),
         (["--target", "http://127.0.0.1:1", "--flows", "0"], "is not a whole number of at least 1"),
         (["--target", "http://127.0.0.1:1", "--header", "no colon"], "is not a header"),
+        (["--target", "http://127.0.0.1:1", "--header", "X-Team: 東京"], "its value Latin-1"),
         (["--target", "http://127.0.0.1:1", "--key", "k.pem"], "--key goes with --cert"),
         (["--target", "http://127.0.0.1:1", "--cacert", "/nonexistent.pem"], "the TLS files cannot be used"),
         (["--target", "http://127.0.0.1:1", "--scenario", "nope"], "No scenario named 'nope'"),
