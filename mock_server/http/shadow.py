@@ -17,6 +17,7 @@ from mock_server.http.outbound import (
     async_client,
     call_failures,
     decoded,
+    default_verification,
     exchange,
     forwarded_headers,
     no_answer,
@@ -71,11 +72,8 @@ class Shadow:
     def __init__(self, outbound: Outbound, spec: Spec) -> None:
         self.outbound = outbound
         self.spec = spec
-        import httpx  # here, not at start-up: a server that shadows nothing never loads it
-
         tls = tls_context(outbound)  # read once: loading certificates is the costly part of a client
-        # `True` would have httpx load its CA bundle again for each loop's client.
-        self._tls = httpx.create_ssl_context(trust_env=False) if tls is True else tls
+        self._tls = default_verification() if tls is True else tls
         # One client per event loop serving calls, and the task that closes it when that loop ends.
         self._clients: dict[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Task[None]]] = {}
 
