@@ -129,9 +129,13 @@ def test_a_timed_schedule_already_reached_applies_at_once(client):
 
 
 def test_a_timed_schedule_applies_on_real_time(client):
-    at = datetime.now(UTC) + timedelta(milliseconds=300)
+    at = datetime.now(UTC) + timedelta(milliseconds=500)
     assert schedule(client, action="cancel", at=at.isoformat()).status_code == 201
-    assert lookup(client)["status"] == "pending_conciliation"
+    before = lookup(client)["status"]
+    # A loaded machine (CI, xdist) may take longer than the window to get here: only a lookup that had
+    # returned before the time came must still see the event pending.
+    if datetime.now(UTC) < at:
+        assert before == "pending_conciliation"
     time.sleep(max(0.0, (at - datetime.now(UTC)).total_seconds()) + 0.05)
     assert lookup(client)["status"] == "canceled"
 
