@@ -51,7 +51,8 @@ def list_sessions(call: Call) -> Reply:
 
 def create_session(call: Call) -> Reply:
     name = call.body["name"]
-    session = call.server.sessions.make(name, call.body.get("scenario"), call.body.get("seed"))
+    body = call.body
+    session = call.server.sessions.make(name, body.get("scenario"), body.get("seed"), body.get("replacing"))
     if session is None:
         raise SessionAlreadyExists(f"Session {name!r} exists already.")
     return Reply(201, session_info(session), headers={"Location": f"/__mock/sessions/{name}"})

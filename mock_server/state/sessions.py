@@ -278,10 +278,18 @@ class Sessions:
             session.reset(scenario)
         return session
 
-    def make(self, name: str, scenario: str | None = None, seed: int | None = None) -> Session | None:
+    def make(
+        self, name: str, scenario: str | None = None, seed: int | None = None, replacing: str | None = None
+    ) -> Session | None:
         """What `POST /__mock/sessions` does: the explicit session `name` on the scenario of that name (a missing
-        one raises before anything is made), its ids seeded with `seed`; None when one of that name exists."""
+        one raises before anything is made), its ids seeded with `seed`; None when one of that name exists (and
+        is not the one replaced). `replacing`: the session of that name (or the record of its eviction) is
+        deleted first, in the same step: a test runner's teardown and its next test's setup in one call."""
         found = self.scenario(scenario) if scenario is not None else None
+        if replacing is not None:
+            if name != replacing and name in self._sessions:
+                return None  # refused whole: the session replaced is kept
+            self.delete(replacing)
         session = self.create(name, found)
         if session is not None and seed is not None:
             session.ids.reseed(seed)

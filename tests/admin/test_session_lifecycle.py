@@ -75,6 +75,34 @@ def test_create_show_and_delete_a_session(make_client):
     assert client.get("/__mock/health", headers=session("job-42")).json()["scenario"] == "default"
 
 
+def test_a_session_made_replacing_another_deletes_it_in_the_same_call(make_client):
+    client = make_client()
+    assert client.post("/__mock/sessions", json={"name": "test-1"}).status_code == 201
+    assert client.post("/limits/account", json=registration(), headers=session("test-1")).status_code == 201
+    made = client.post("/__mock/sessions", json={"name": "test-2", "scenario": "empty", "replacing": "test-1"})
+    assert made.status_code == 201 and made.json()["explicit"] is True and made.json()["scenario"] == "empty"
+    assert names(client) == ["test-2"]
+    # nothing of that name: nothing deleted, the session made all the same
+    assert client.post("/__mock/sessions", json={"name": "test-3", "replacing": "gone"}).status_code == 201
+    # replacing itself: a fresh session of that name
+    assert client.post("/limits/account", json=registration(), headers=session("test-3")).status_code == 201
+    assert client.post("/__mock/sessions", json={"name": "test-3", "replacing": "test-3"}).status_code == 201
+    assert client.get("/__mock/sessions/test-3").json()["journal_size"] == 0
+
+
+def test_a_refused_replacement_deletes_nothing(make_client):
+    client = make_client()
+    for name in ("kept", "taken"):
+        assert client.post("/__mock/sessions", json={"name": name}).status_code == 201
+    taken = client.post("/__mock/sessions", json={"name": "taken", "replacing": "kept"})
+    assert_error(taken, 409, "session_already_exists")
+    missing = client.post("/__mock/sessions", json={"name": "new", "scenario": "nope", "replacing": "kept"})
+    assert_error(missing, 404, "scenario_not_found")
+    bad = client.post("/__mock/sessions", json={"name": "new", "replacing": "a b"})
+    assert_error(bad, 400, "invalid_request", fields=["replacing"])
+    assert names(client) == ["kept", "taken"]
+
+
 def first_id(client, name: str) -> str:
     proposal = client.post(
         "/limits/account/0001-123456/limit_update_request",
