@@ -7,9 +7,10 @@
 
 `pix_mock` is a `mock_server.client.PixMock` (the client usable without pytest) bound to the test's session; this
 module is the fixtures over it and over the server. By default the server runs in-process (uvicorn in a thread on
-127.0.0.1, port 0), started on first use, one per run: under pytest-xdist the controller owns it (its socket bound
-as the workers start, the server started when the first worker connects) and every worker's tests get their
-sessions on it. `--mock-server-url URL` uses a running server instead; each test then works in a session named
+127.0.0.1, port 0), started on first use, one per run. Under pytest-xdist the run has one server too, owned by the
+controller: its socket bound as the workers start, the server started when the first worker connects, as a process
+of its own (mock_server/shared_server.py: a thread of the controller would take turns with the controller's own
+work for the interpreter lock), and every worker's tests get their sessions on it. `--mock-server-url URL` uses a running server instead; each test then works in a session named
 for this process and test, so workers and concurrent CI jobs never share state.
 
 `--mock-server-tls https` serves the in-process server over https, `mutual` over mutual TLS (a client certificate
@@ -24,15 +25,17 @@ no more): the server (Starlette, uvicorn) and httpx are imported when a test fir
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import select
 import socket
+import subprocess
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -165,10 +168,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     url = _setting(config, "url")
-    shared = "" if _setting(config, "tls") or config.getoption("dist", "no") == "no" else ", one for the run"
-    where = (
-        f"external {url}" if url else f"in-process (uvicorn on 127.0.0.1, a free port, started on first use{shared})"
-    )
+    if config.getoption("dist", "no") == "no" or _setting(config, "tls"):
+        where = "in-process (uvicorn on 127.0.0.1, a free port, started on first use)"
+    else:
+        where = "one for the run (a process of the xdist controller's, on 127.0.0.1, started on first use)"
+    where = f"external {url}" if url else where
     scenario = _setting(config, "scenario") or "the server's default"
     kept = "; a failed test's session is kept" if _switch(config, "keep_failed") else ""
     pact = _setting(config, "pact")
@@ -178,21 +182,25 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"mock-server: {where}; scenario {scenario}{kept}{over}{pacts}"
 
 
-class _InProcessServer:
-    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py); on `listening`,
-    a socket bound and listening already, when one is given (the xdist controller's: _SharedServer)."""
+def _server_options(config: pytest.Config) -> dict[str, str]:
+    """The server's own options the plugin passes on: the fixtures directory and the admin token, when given."""
+    given = {"fixtures": _setting(config, "fixtures"), "admin_token": _setting(config, "admin_token")}
+    return {name: value for name, value in given.items() if value}
 
-    def __init__(self, config: pytest.Config, listening: socket.socket | None = None) -> None:
+
+class _InProcessServer:
+    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py)."""
+
+    def __init__(self, config: pytest.Config) -> None:
         from pathlib import Path
 
         from mock_server.app import create_app
         from mock_server.server import Server
         from mock_server.settings import Settings
 
-        fixtures = _setting(config, "fixtures")
-        options: dict[str, Any] = {"port": 0, "admin_token": _setting(config, "admin_token")}
-        if fixtures:
-            options["fixtures"] = Path(fixtures)
+        options: dict[str, Any] = {"port": 0, **_server_options(config)}
+        if "fixtures" in options:
+            options["fixtures"] = Path(options["fixtures"])
         settings = Settings(**options)  # on 127.0.0.1, as `mock-server` serves: its protocol, headers and options
         self.app = create_app(settings)
         self.tls = _setting(config, "tls")
@@ -202,7 +210,7 @@ class _InProcessServer:
             self.pki, context = self._tls_options()
         self._server = Server(self.app, settings, context)
         try:
-            self.url = self._server.start(START_TIMEOUT, [listening] if listening is not None else None)
+            self.url = self._server.start(START_TIMEOUT)
         except RuntimeError:
             raise RuntimeError("the in-process mock server did not start") from None
         assert self._server.loop is not None  # set once started
@@ -284,46 +292,104 @@ _WORKER_URL = "mock_server_url"  # the key of the run's server URL in an xdist w
 
 
 class _SharedServer:
-    """Under pytest-xdist, the run's one in-process server, owned by the controller (a worker may finish early):
-    its socket bound and listening at once, so that its URL goes to each worker as it starts, and the server
-    started on it when the first connection arrives (a run whose tests never ask for pix_mock never pays for
-    it; one that does queues its first calls in the socket's backlog meanwhile)."""
+    """Under pytest-xdist, the run's one server, owned by the controller (a worker may finish early): its socket
+    bound and listening at once, so that its URL goes to each worker as it starts, and the server started on it,
+    as a child process of the controller (mock_server/shared_server.py), when the first connection arrives (a run
+    whose tests never ask for pix_mock never pays for it; one that does queues its first calls in the socket's
+    backlog meanwhile). The child inherits the socket and serves until its standard input, a pipe from this
+    process, ends: at the end of the run, or when the controller dies, however it dies."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self._config = config
+        self._options = _server_options(config)
         self._socket = socket.create_server(("127.0.0.1", 0), backlog=1024)
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self.server: _InProcessServer | None = None
-        self.problem: str | None = None  # why the server did not start
+        self.process: subprocess.Popen[bytes] | None = None
+        self._problem: str | None = None  # why the server could not be started
+        self._log: IO[bytes] | None = None  # the child's standard error: what it said if it failed
         self._wake, self._waker = socket.socketpair()
         self._thread = threading.Thread(target=self._start_when_called, name="mock-server-shared", daemon=True)
         self._thread.start()
 
     def _start_when_called(self) -> None:
-        readable, _, _ = select.select([self._socket, self._wake], [], [])
-        if self._socket not in readable or self._wake in readable:
-            return  # the run ended first
         try:
-            self.server = _InProcessServer(self._config, self._socket)
-        except Exception as exc:  # the callers waiting in the backlog are refused, not left to time out
-            self.problem = f"{type(exc).__name__}: {exc}"
-            self._socket.close()
+            readable, _, _ = select.select([self._socket, self._wake], [], [])
+            if self._socket in readable and self._wake not in readable:
+                self.process = self._spawn()
+        except Exception as exc:  # the callers waiting in the backlog are refused (below), not left to time out
+            self._problem = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._socket.close()  # the child holds the socket now, or no one does and its callers are refused
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        import sys
+        import tempfile
+        from pathlib import Path
+
+        import mock_server
+
+        # The child imports this very package, wherever this process found it (a checkout on sys.path included).
+        root = str(Path(mock_server.__file__).resolve().parent.parent)
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        self._log = tempfile.TemporaryFile(prefix="mock-server-shared-")  # noqa: SIM115 -- kept until stop()
+        descriptor = self._socket.fileno()
+        return subprocess.Popen(
+            [sys.executable, "-m", "mock_server.shared_server", str(descriptor), json.dumps(self._options)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            pass_fds=(descriptor,),
+            env=environment,
+        )
+
+    @property
+    def problem(self) -> str | None:
+        """Why the run's server is not serving (None: it is, or it was never asked for)."""
+        if self._problem is not None or self.process is None or self.process.poll() is None:
+            return self._problem
+        said = b""
+        if self._log is not None:
+            self._log.seek(0)
+            said = self._log.read()[-2000:]
+        last = said.decode(errors="replace").strip().splitlines()[-1:] or ["(it said nothing)"]
+        return f"its process ended with status {self.process.returncode}: {last[0]}"
 
     def sessions_left(self) -> list[str] | None:
-        """The names of the sessions the server holds now (None: it never started)."""
-        if self.server is None:
+        """The names of the sessions the server holds now (None: it never started, or it did not answer)."""
+        if self.process is None or self.process.poll() is not None:
             return None
-        sessions = self.server.app.state.sessions
-        return self.server.in_loop(lambda: [session.name for session in sessions.all()])
+        import http.client
+
+        port = int(self.url.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {"Authorization": f"Bearer {self._options['admin_token']}"} if "admin_token" in self._options else {}
+        try:
+            connection.request("GET", "/__mock/sessions", headers=headers)
+            answer = connection.getresponse()
+            listing = json.loads(answer.read()) if answer.status == 200 else None
+        except (OSError, ValueError):
+            return None
+        finally:
+            connection.close()
+        return None if listing is None else [session["name"] for session in listing["sessions"]]
 
     def stop(self) -> None:
-        self._waker.send(b"x")
+        with contextlib.suppress(OSError):
+            self._waker.send(b"x")
         self._thread.join(timeout=START_TIMEOUT)
-        if self.server is not None:
-            self.server.stop()
+        process = self.process
+        if process is not None:
+            assert process.stdin is not None
+            process.stdin.close()  # the child ends at once (shared_server.py)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         self._socket.close()
         self._wake.close()
         self._waker.close()
+        if self._log is not None:
+            self._log.close()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -414,9 +480,11 @@ class _Run:
         # X-Mock-Admin: DELETE /__mock/sessions/NAME is bodyless and changes state (docs/threat-model.md).
         self._headers = {"X-Mock-Admin": "1", **({"Authorization": f"Bearer {self.token}"} if self.token else {})}
         self._lock = threading.Lock()
-        # In-process, the next test's session, made (name, scenario, seed) in the trip that deleted the last one:
-        # a trip to the server's thread less a test, which on a busy machine is a wait for the scheduler.
+        # The next test's session, made (name, scenario, seed) in the trip that deleted the last one: in-process, a
+        # trip to the server's thread less a test, which on a busy machine is a wait for the scheduler; in another
+        # process, one call (POST /__mock/sessions with `replacing`) instead of a DELETE and a POST.
         self._next: tuple[str, str | None, int | None] | None = None
+        self._replacing = True  # the server knows `replacing` (an older external one answers 400 to it)
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
         self.pki = self._local.pki if self._local is not None else None
@@ -471,8 +539,11 @@ class _Run:
         ready, self._next = self._next, None
         if ready is not None and ready[1:] == (scenario, seed):
             return _SessionMock(self, ready[0])
+        replaced = None  # made for a test on the run's scenario, this one asking another: deleted
         if ready is not None and self._local is not None:
-            self._local.delete_session(ready[0])  # made for a test on the run's scenario: this one asks another
+            self._local.delete_session(ready[0])
+        elif ready is not None:
+            replaced = ready[0]
         name = _session_name()
         url = f"{self.server_url}/__mock/sessions"
         plain = scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
@@ -494,6 +565,8 @@ class _Run:
                 body["scenario"] = scenario
             if seed is not None:
                 body["seed"] = seed
+            if replaced is not None:
+                body["replacing"] = replaced
             status, text, again = self._call("POST", "/__mock/sessions", body)
             if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
                 raise _refusal("POST", url, status, text)
@@ -514,6 +587,20 @@ class _Run:
             made = self._local.swap_sessions(None if kept else mock.name, upcoming if plain else None)
             self._next = upcoming if made else None
             return
+        if self._replacing and self.scenario != "":
+            # Deleted (unless kept) and the next test's session made, in one call.
+            upcoming = (_session_name(), self.scenario, _seed(self.seed))
+            if upcoming[2] is None or 0 <= upcoming[2] <= SEED_MAX:
+                body: dict[str, Any] = {"name": upcoming[0], **({} if kept else {"replacing": mock.name})}
+                if upcoming[1] is not None:
+                    body["scenario"] = upcoming[1]
+                if upcoming[2] is not None:
+                    body["seed"] = upcoming[2]
+                status, text, again = self._call("POST", "/__mock/sessions", body)
+                if status == 201 or (again and status == 409):
+                    self._next = upcoming
+                    return
+                self._replacing = not _refuses_replacing(status, text)  # an older server: DELETE from now on
         if kept:
             return
         path = f"/__mock/sessions/{_segment(mock.name)}"
@@ -533,6 +620,9 @@ class _Run:
         ready, self._next = self._next, None
         if ready is not None and self._local is not None:
             self._local.delete_session(ready[0])
+        elif ready is not None:
+            with contextlib.suppress(MockServerError):  # the server may be gone already: nothing to leave behind
+                self._call("DELETE", f"/__mock/sessions/{_segment(ready[0])}")
         lifecycle: LifecycleConnection | None = self.__dict__.pop("_lifecycle", None)
         if lifecycle is not None:
             lifecycle.close()
@@ -627,7 +717,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     shared = config.stash.get(_SHARED, None)
-    if shared is not None and (shared.server is not None or shared.problem is not None):
+    if shared is not None and (shared.process is not None or shared.problem is not None):
         terminalreporter.write_line(_shared_text(shared))  # the xdist controller's server: up until unconfigure
     pacts = config.stash.get(_PACTS, None)
     if pacts is None or not _setting(config, "pact"):
@@ -639,16 +729,29 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 def _shared_text(shared: _SharedServer) -> str:
-    if shared.problem is not None:
-        return f"mock-server: the run's server at {shared.url} did not start: {shared.problem}"
-    left = shared.sessions_left() or []
-    kept = f"{len(left)} left: {', '.join(left)}" if left else "none left"
-    return f"mock-server: one server for the run, started in the xdist controller at {shared.url}; sessions {kept}"
+    problem = shared.problem
+    if problem is not None:
+        return f"mock-server: the run's server at {shared.url} did not start: {problem}"
+    left = shared.sessions_left()
+    kept = "unknown (no answer)" if left is None else f"{len(left)} left: {', '.join(left)}" if left else "none left"
+    pid = f" (process {shared.process.pid})" if shared.process is not None else ""
+    return f"mock-server: one server for the run, started in the xdist controller at {shared.url}{pid}; sessions {kept}"
 
 
 _RUN = pytest.StashKey[_Run]()  # on the config: this process's _Run, once a test has asked for pix_mock
 _SESSION = pytest.StashKey[_SessionMock]()  # the test's PixMock, for its report
 _FAILED = pytest.StashKey[bool]()  # the test's setup or call failed
+
+
+def _refuses_replacing(status: int, text: str) -> bool:
+    """Whether a POST /__mock/sessions was refused for its `replacing` member: a server older than it."""
+    if status != 400:
+        return False
+    try:
+        details = json.loads(text).get("details") or []
+    except (ValueError, AttributeError):
+        return False
+    return any(isinstance(detail, dict) and detail.get("field") == "replacing" for detail in details)
 
 
 def _seed(text: str | None) -> int | None:

@@ -9,15 +9,22 @@ one connection pool a run: the run builds one SSL context, not one a test."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.live_server import LiveServer, live_server
+from tests.live_server import LiveServer, live_server, stop_process
 
 pytest_plugins = ["pytester"]
 
@@ -276,8 +283,9 @@ def test_lookup(pix_mock, n):
     (pathlib.Path(os.environ["SEEN_DIR"]) / f"{{n}}").write_text(pix_mock.url)
 """
 
-# Counts the in-process servers started, in whichever process starts one, and, in the controller once every worker
-# is done (the run's server still up), asks that server for its sessions over HTTP.
+# Counts the in-process servers started, in whichever process starts one (none should: the run's server is a process
+# of its own), and, in the controller once every worker is done (the run's server still up), notes that server's
+# process and parent, and asks it for its sessions over HTTP.
 COUNTING_CONFTEST = """
 import json, os, pathlib, urllib.request
 
@@ -304,6 +312,9 @@ def pytest_configure(config):
 def pytest_terminal_summary(config):
     if hasattr(config, "workerinput"):
         return
+    process = config.stash[plugin._SHARED].process
+    parent = next(line for line in open(f"/proc/{process.pid}/status") if line.startswith("PPid:")).split()[1]
+    (SEEN.parent / "server").write_text(f"{process.pid} {parent}")
     base = {p.read_text().split("/__session/")[0] for p in SEEN.iterdir()}.pop()
     with urllib.request.urlopen(base + "/__mock/sessions", timeout=10) as answer:
         (SEEN.parent / "sessions.json").write_text(answer.read().decode())
@@ -323,12 +334,16 @@ def test_under_xdist_one_server_serves_the_run_and_no_session_is_left(project, m
     assert len({url.split("/__session/")[0] for url in urls}) == 1  # one server's URL for all of them
     workers = {url.split("/__session/pytest-")[1].split("-")[0] for url in urls}
     assert len(workers) >= 2 and workers <= {"gw0", "gw1", "gw2", "gw3"}  # the tests of several workers
-    starts = (project.path / "starts").read_text().split()
-    assert starts == [(project.path / "controller").read_text()]  # started once, by the controller, not 4 times
+    assert not (project.path / "starts").exists()  # no server thread in any process, the workers' or the controller's
+    server, parent = (project.path / "server").read_text().split()
+    assert parent == (project.path / "controller").read_text()  # one server process, the controller's child
     listing = json.loads((project.path / "sessions.json").read_text())
     assert listing["sessions"] == [] and listing["evictions"] == 0  # nothing left behind
     result.stdout.fnmatch_lines(
-        ["mock-server: one server for the run, started in the xdist controller at *; sessions none left"]
+        [
+            "mock-server: one server for the run, started in the xdist controller at * "
+            f"(process {server}); sessions none left"
+        ]
     )
 
 
@@ -375,3 +390,114 @@ def test_in_process_no_session_is_left_when_the_run_ends(project, tmp_path, monk
     project.makepyfile(test_mixed=MIXED)
     project.runpytest_subprocess().assert_outcomes(passed=5)
     assert json.loads(listing.read_text())["sessions"] == []
+
+
+# --- in another process: one lifecycle call a test; the run's server process ends with its controller ---------
+
+ONE_GET_EACH = f"""
+import pytest
+
+@pytest.mark.parametrize("n", range(12))
+def test_lookup(pix_mock, n):
+    assert pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").status_code == 200
+"""
+
+
+def test_against_another_process_a_test_costs_one_lifecycle_call(project):
+    """Each teardown ends its test's session and makes the next test's in one POST (`replacing`): 12 tests, 13 POSTs
+    and the one DELETE of the session made for a test that never came (24 calls before)."""
+    with live_server("--log-level", "info") as server:
+        project.makepyfile(test_lookups=ONE_GET_EACH)
+        result = project.runpytest_subprocess("--mock-server-url", server.url)
+        result.assert_outcomes(passed=12)
+        left = names(server)
+        _, log = stop_process(server.proc)
+    assert left == []
+    calls = re.findall(r'"([A-Z]+) (\S+) HTTP/1.1"', log)
+    assert [method for method, path in calls if "/event_conciliation/" in path] == ["GET"] * 12
+    lifecycle = [method for method, path in calls if path.startswith("/__mock/sessions") and method != "GET"]
+    assert lifecycle == ["POST"] * 13 + ["DELETE"]
+
+
+HANGING = """
+import os, pathlib, time
+
+def test_waits(pix_mock):
+    pathlib.Path(os.environ["STARTED"]).write_text(pix_mock.url)
+    time.sleep(120)
+"""
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    """The processes whose parent is `pid`, with their command lines."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        parent = next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1]
+        if parent == str(pid):
+            found.append((int(entry.name), command))
+    return found
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line[:6] == "State:")
+        except (OSError, StopIteration):
+            return True
+        if "Z" in state.split()[1]:
+            return True  # a zombie: ended, waiting for its (new) parent to read its status
+        time.sleep(0.05)
+    return False
+
+
+def test_under_xdist_the_runs_server_ends_when_the_controller_is_killed(project, tmp_path):
+    started = tmp_path / "started"
+    project.makepyfile(test_hanging=HANGING)
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-n", "1", "-p", "no:cacheprovider", str(project.path)],
+        cwd=project.path,
+        env={**os.environ, "STARTED": str(started)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and controller.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the test never ran"
+        (server,) = [pid for pid, command in _children(controller.pid) if "mock_server.shared_server" in command]
+        assert httpx.get(started.read_text().split("/__session/")[0] + "/__mock/health", timeout=10).status_code == 200
+        controller.kill()  # SIGKILL: no unconfigure, no cleanup of its own
+        controller.wait(timeout=10)
+        assert _gone(server, 10), "the run's server outlived its controller"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(controller.pid, signal.SIGKILL)  # the orphaned worker
+
+
+BROKEN_SCENARIO = "events:\n  - this is not an event\n"
+
+
+def test_under_xdist_a_server_that_cannot_start_fails_the_tests_at_once_and_says_why(project, tmp_path):
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    (fixtures / "default.yaml").write_text(BROKEN_SCENARIO)
+    project.makepyfile(test_lookups=ONE_GET_EACH)
+    result = project.runpytest_subprocess("-n", "2", "--mock-server-fixtures", str(fixtures), timeout=120)
+    result.assert_outcomes(errors=12)
+    result.stdout.fnmatch_lines(["*no answer*is the mock server up?*"])
+    result.stdout.fnmatch_lines(
+        [
+            "mock-server: the run's server at http://127.0.0.1:* did not start: "
+            "its process ended with status 1: *default.yaml*"
+        ]
+    )
