@@ -38,7 +38,7 @@ from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
-from mock_server.http.outbound import Outbound, TlsFileError, parse_header, tls_context
+from mock_server.http.outbound import Outbound, TlsFileError, header_option, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.scenarios.state_file import check_writable
@@ -131,13 +131,6 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-def _header(value: str) -> tuple[str, str]:
-    try:
-        return parse_header(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _bound_options(parser: argparse.ArgumentParser) -> None:
     """Memory caps and connection limits: what a long load run or a hostile client may cost."""
     bounds, limits, settings = Bounds(), ConnectionLimits(), Settings()
@@ -216,7 +209,7 @@ def _outbound_options(parser: argparse.ArgumentParser, flag: str, noun: str, tit
     variable = environment.default(f"{flag}_header")
     group.add_argument(
         f"--{flag}-header",
-        type=_header,
+        type=header_option,
         action="append",
         # The variable's headers (one a line) come first, the flags' after; checked in main like a flag's.
         default=[line for line in (variable or "").splitlines() if line.strip()],

@@ -81,6 +81,17 @@ def parse_header(text: str) -> tuple[str, str]:
     return name, value.strip()
 
 
+def header_option(text: str) -> tuple[str, str]:
+    """`parse_header` as an argparse `type` (the `--shadow-header`, `--target-header` and verify-provider's `--header`
+    options): a line that is no header is a usage error that names it."""
+    import argparse  # here: the server's hot modules import this one, the CLI alone needs argparse
+
+    try:
+        return parse_header(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 class TlsFileError(ValueError):
     """A TLS file that cannot be used: the message names its flag and its path."""
 

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
-from mock_server.http.outbound import MAX_BODY_BYTES, Outbound, TlsFileError, parse_header, tls_context
+from mock_server.http.outbound import MAX_BODY_BYTES, Outbound, TlsFileError, header_option, tls_context
 from mock_server.provider.flows import account_namer, catalogue
 from mock_server.provider.noise import NoiseFileError, read_noise
 from mock_server.provider.report import text_report, write_junit
@@ -76,13 +76,6 @@ def _body_bound(value: str) -> int:
     return size
 
 
-def _header(value: str) -> tuple[str, str]:
-    try:
-        return parse_header(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _url(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
@@ -129,7 +122,7 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--header",
-        type=_header,
+        type=header_option,
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
