@@ -8,7 +8,7 @@ httpx.Client, or asks for no fixture and sends nothing (the baseline). A run's f
 to exit, less that of the same round's baseline: the whole-run cost of the fixture (start-up and per-test cost
 both count), also shown over N. Rounds are interleaved (the four runs of a round in a rotated order) after one
 unmeasured warm-up round, and the median over the rounds is reported; all of it serially and again with
-pytest-xdist's `-n 4` (where pix_mock's server is the xdist controller's, one for the run, and
+pytest-xdist's `-n 4` (where pix_mock's server is one for the run, a child process of the xdist controller, and
 pytest-httpserver's one a worker).
 
 pytest-httpserver, respx and pytest-xdist are benchmark-only: they are installed, with the package (editable)
@@ -374,7 +374,7 @@ def fixture_section(cost: FixtureCost, made_by: str | None = None) -> list[str]:
         "the medians of setup, call and teardown over the baseline's (the test's own GET included); *once a "
         "run* is the rest (a server's start and stop, imports the baseline does not do; with `-n`, the tests' "
         "time divided among the workers). *Other load* is the share of the machine's CPU that other processes "
-        "took during the run. With `-n 4`, pix_mock's server is one for the run (the xdist controller's) and "
+        "took during the run. With `-n 4`, pix_mock's server is one for the run (a child process of the xdist controller) and "
         f"pytest-httpserver starts one a worker. Tools: {versions} (a virtual environment of the benchmark's "
         "own, `bench/.tools/fixture-venv`).\n",
     ]
