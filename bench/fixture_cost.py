@@ -374,7 +374,8 @@ def fixture_section(cost: FixtureCost, made_by: str | None = None) -> list[str]:
         "the medians of setup, call and teardown over the baseline's (the test's own GET included); *once a "
         "run* is the rest (a server's start and stop, imports the baseline does not do; with `-n`, the tests' "
         "time divided among the workers). *Other load* is the share of the machine's CPU that other processes "
-        "took during the run. With `-n 4`, pix_mock's server is one for the run (a child process of the xdist controller) and "
+        "took during the run. With `-n 4`, pix_mock's server is one for the run (a child process of the xdist "
+        "controller) and "
         f"pytest-httpserver starts one a worker. Tools: {versions} (a virtual environment of the benchmark's "
         "own, `bench/.tools/fixture-venv`).\n",
     ]
