@@ -10,13 +10,24 @@ import sys
 # Imported by the first call that needs them: the Pact export and its provider states, the probes' client (the
 # CLI's healthcheck/wait/pact commands) and the MCP SDK.
 LATER = ("mock_server.admin.pact", "mock_server.admin.provider_states", "mock_server.probe", "mcp")
+# Not imported by an app that create_app built (as the pytest plugin builds it) and that has answered a lookup:
+# what shadow mode, record mode and the state file need (the outbound client, the recording's end, persistence).
+NOT_FOR_A_LOOKUP = (
+    "mock_server.admin.recording",
+    "mock_server.http.outbound",
+    "mock_server.http.record",
+    "mock_server.http.shadow",
+    "mock_server.scenarios.state_file",
+    "mock_server.state.persistence",
+)
+LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # fixtures/default.yaml's
 
 
-def loaded_after(code: str) -> dict[str, object]:
+def loaded_after(code: str, watched: tuple[str, ...] = LATER) -> dict[str, object]:
     script = (
         "import json, sys\n"
         f"{code}\n"
-        f"print(json.dumps({{'loaded': sorted(m for m in {LATER!r} if m in sys.modules), 'bundled': bundled}}))"
+        f"print(json.dumps({{'loaded': sorted(m for m in {watched!r} if m in sys.modules), 'bundled': bundled}}))"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -43,3 +54,14 @@ def test_their_first_call_imports_them() -> None:
         "bundled = client.app.state.server.served._admin is not None"
     )
     assert loaded_after(code) == {"loaded": list(LATER[:3]), "bundled": True}
+
+
+def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() -> None:
+    code = (
+        "from starlette.testclient import TestClient\nfrom mock_server.app import create_app\n"
+        "from mock_server.server import Server\nfrom mock_server.settings import Settings\n"
+        "client = TestClient(create_app(Settings(port=0)))\n"
+        f"assert client.get({LOOKUP!r}).status_code == 200\n"
+        "bundled = None"
+    )
+    assert loaded_after(code, NOT_FOR_A_LOOKUP) == {"loaded": [], "bundled": None}
