@@ -113,3 +113,28 @@ def test_a_tls_server_on_an_unknown_uvicorn_still_serves_tls(unknown_uvicorn: No
             assert client.get(url + "/__mock/health").json()["status"] == "ok"
     finally:
         server.stop(wait=True)
+
+
+def test_the_first_server_of_a_process_freezes_what_start_up_built_and_a_later_one_does_not() -> None:
+    """gc.freeze() once the app is built: later full collections of the server's process do not scan it again.
+    Run in a child process: this one (pytest's) has started servers already."""
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, json\n"
+        "freezes = []\nfreeze = gc.freeze\n"
+        "gc.freeze = lambda: freezes.append(freeze())\n"
+        "from mock_server.app import create_app\nfrom mock_server.server import Server\n"
+        "from mock_server.settings import Settings\n"
+        "app = create_app(Settings(port=0))\ncounts = [len(freezes)]\n"
+        "for _ in range(2):\n"
+        "    server = Server(app, Settings(port=0), configure_logging=False)\n"
+        "    server.start(10)\n    server.stop(wait=True)\n    counts.append(len(freezes))\n"
+        "tracked = any(o is app for o in gc.get_objects())\n"  # frozen: no generation the collector scans
+        "print(json.dumps([counts, tracked]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    counts, tracked = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts == [0, 1, 1]  # at the first server's start, not at the second's
+    assert not tracked
