@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -20,7 +21,6 @@ from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
 import orjson
-import yaml
 
 from mock_server.domain.documents import is_valid_document
 from mock_server.domain.errors import Detail, FieldPath
@@ -28,6 +28,7 @@ from mock_server.domain.words import counted
 from mock_server.spec.resources import data_path
 
 if TYPE_CHECKING:
+    import yaml
     from referencing import Registry
 
 # Base URIs under which the two documents are registered: the admin document refers to the public one
@@ -545,9 +546,26 @@ def _compile(spec: Spec) -> None:
             )
 
 
-# libyaml when present: the same safe semantics, many times faster (the pure-Python reader was a large share
-# of the start-up, reading the two specs).
-FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def fast_safe_loader() -> type[yaml.SafeLoader]:
+    """libyaml's safe loader when present: the same safe semantics, many times faster (the pure-Python reader was
+    a large share of the start-up, reading the two specs). PyYAML is imported by the first YAML read: a start
+    whose specs and scenarios come from their caches never imports it."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
+
+
+@functools.cache
+def library_stamp(name: str) -> str:
+    """What tells an installed library's release from another without importing it (its version would): its top
+    module's file, size and modification time, which an upgrade or a reinstall changes."""
+    found = importlib.util.find_spec(name)
+    if found is None or found.origin is None:
+        return "absent"
+    status = os.stat(found.origin)
+    return f"{found.origin}:{status.st_size}:{status.st_mtime_ns}"
 
 
 def read_document(path: Path) -> tuple[str, dict[str, Any]]:
@@ -559,8 +577,9 @@ def read_document(path: Path) -> tuple[str, dict[str, Any]]:
 
 # What the YAML parser made of a spec file, as JSON, beside it in `__pycache__/` as Python keeps byte code: reading
 # the two specs' YAML (even with libyaml) was a seventh of a server's start, their JSON takes a fortieth of that.
-# The cache holds the SHA-256 of the text it was parsed from and PyYAML's version, and is used only when both match.
-_PARSED_FORMAT = 1
+# The cache holds the SHA-256 of the text it was parsed from and PyYAML's release (`library_stamp`), and is used only
+# when both match.
+_PARSED_FORMAT = 2
 
 
 def _parsed_cache(path: Path) -> Path:
@@ -570,7 +589,7 @@ def _parsed_cache(path: Path) -> Path:
 def _parsed(path: Path, text: str) -> Any:
     """`text` (the file at `path`) as the safe YAML loader reads it: from the cache when it is that text's, else
     parsed now and the cache written (when Python would write byte code: not under PYTHONDONTWRITEBYTECODE)."""
-    key = {"format": _PARSED_FORMAT, "yaml": yaml.__version__, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    key = {"format": _PARSED_FORMAT, "yaml": library_stamp("yaml"), "sha256": hashlib.sha256(text.encode()).hexdigest()}
     cache = _parsed_cache(path)
     try:
         held = orjson.loads(cache.read_bytes())  # what json.loads gives for JSON json.dumps wrote, twice as fast
@@ -578,7 +597,9 @@ def _parsed(path: Path, text: str) -> Any:
             return held["document"]
     except (OSError, ValueError):
         pass  # none yet, or unreadable: parsed as if there were none
-    document = yaml.load(text, Loader=FastSafeLoader)
+    import yaml
+
+    document = yaml.load(text, Loader=fast_safe_loader())
     if not sys.dont_write_bytecode:
         _write_parsed(cache, key, document, path)
     return document
