@@ -4,8 +4,13 @@ first call (issue 34: start to the first 200 under 0.5 s). Speed itself is `make
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
+
+from mock_server.spec.resources import data_path
 
 # Imported by the first call that needs them: the Pact export and its provider states, the probes' client (the
 # CLI's healthcheck/wait/pact commands) and the MCP SDK.
@@ -23,13 +28,15 @@ NOT_FOR_A_LOOKUP = (
 LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # fixtures/default.yaml's
 
 
-def loaded_after(code: str, watched: tuple[str, ...] = LATER) -> dict[str, object]:
+def loaded_after(code: str, watched: tuple[str, ...] = LATER, env: dict[str, str] | None = None) -> dict[str, object]:
     script = (
         "import json, sys\n"
         f"{code}\n"
         f"print(json.dumps({{'loaded': sorted(m for m in {watched!r} if m in sys.modules), 'bundled': bundled}}))"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -65,3 +72,15 @@ def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() 
         "bundled = None"
     )
     assert loaded_after(code, NOT_FOR_A_LOOKUP) == {"loaded": [], "bundled": None}
+
+
+def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:
+    """The specs' parse and the shipped scenarios' judged parse come from their caches (spec/openapi.py,
+    scenarios/validated.py), written by the first start as byte code is: PyYAML and rapidyaml are not imported."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    code = "from mock_server.app import create_app\napp = create_app()\nbundled = None"
+    loaded_after(code, env=env)  # the first start: writes the caches where it can
+    fixtures = data_path("fixtures")
+    if not all((fixtures / "__pycache__" / f"{p.name}.validated.json").is_file() for p in fixtures.glob("*.yaml")):
+        pytest.skip(f"{fixtures} is not writable: every start reads the shipped scenarios")
+    assert loaded_after(code, ("yaml", "ryml"), env) == {"loaded": [], "bundled": None}

@@ -601,13 +601,14 @@ def _parsed(path: Path, text: str) -> Any:
 
     document = yaml.load(text, Loader=fast_safe_loader())
     if not sys.dont_write_bytecode:
-        _write_parsed(cache, key, document, path)
+        write_cache(cache, key, document, path)
     return document
 
 
-def _write_parsed(cache: Path, key: dict[str, Any], document: Any, source: Path) -> None:
-    """The cache written whole or not at all; not at all when JSON would not give `document` back exactly (a date,
-    a key that is no string, a NaN) or the directory is not writable."""
+def write_cache(cache: Path, key: dict[str, Any], document: Any, source: Path) -> None:
+    """The cache of `source` (a spec's parse, a shipped scenario's: scenarios/validated.py) written whole or not at
+    all; not at all when JSON would not give `document` back exactly (a date, a key that is no string, a NaN) or
+    the directory is not writable."""
     try:
         encoded = json.dumps({"key": key, "document": document}, ensure_ascii=False, allow_nan=False)
         if json.loads(encoded)["document"] != document:
