@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from mock_server.http.session_url import SessionPrefix
 from mock_server.mcp.endpoint import mcp_routes
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader, shown
+from mock_server.server import freeze_start_objects
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
@@ -113,8 +115,24 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
 
 
 def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
-    """The ASGI app. Raises ScenarioError when a scenario does not validate."""
-    settings = settings or Settings()
+    """The ASGI app. Raises ScenarioError when a scenario does not validate.
+
+    Built with the cyclic garbage collector paused: what is built lives as long as the app, and a full collection
+    in the middle of it (a third of the build in a pytest process) walked every object of the process for nothing;
+    the first app of a process is then frozen out of its reach with the rest of the start (server.py's
+    freeze_start_objects), so that no collection walks it later either."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        app = _build(settings or Settings(), specs)
+        freeze_start_objects()
+    finally:
+        if collecting:
+            gc.enable()
+    return app
+
+
+def _build(settings: Settings, specs: Specs | None) -> Starlette:
     specs = specs or load_specs()
     loader = ScenarioLoader.from_specs(specs)
     recording = settings.recording

@@ -150,11 +150,12 @@ def uvicorn_config(
 
 
 @cache
-def _freeze_start_objects() -> None:
+def freeze_start_objects() -> None:
     """What the process built so far (its imports, the app: specs, validators, scenarios) moved out of the cyclic
     collector's reach (`gc.freeze()`), so that no later collection scans it again: it lives as long as the server.
-    Once a process: the first server's start (the CLI's one, the pytest plugin's one); a later one (a test suite
-    starting many) would also keep whatever garbage of earlier servers no collection has freed yet."""
+    Once a process: when its first app is built (app.create_app) or, for an app made otherwise, its first server
+    starts; a later one (a test suite building many) would also keep whatever garbage of earlier ones no
+    collection has freed yet."""
     gc.freeze()
 
 
@@ -243,7 +244,7 @@ class Server:
         """Serve in this thread until a signal or `stop()`, on `sockets` when given (bound and listening already),
         else on the settings' host and port. uvicorn exits the process (status 3) when it cannot bind the port;
         SIGINT may end this as KeyboardInterrupt."""
-        _freeze_start_objects()
+        freeze_start_objects()
         with asyncio.Runner(loop_factory=self._loop_factory) as runner:
             runner.run(self._uvicorn.serve(sockets=sockets))
 
