@@ -84,3 +84,8 @@ def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:
     if not all((fixtures / "__pycache__" / f"{p.name}.validated.json").is_file() for p in fixtures.glob("*.yaml")):
         pytest.skip(f"{fixtures} is not writable: every start reads the shipped scenarios")
     assert loaded_after(code, ("yaml", "ryml"), env) == {"loaded": [], "bundled": None}
+
+
+def test_the_cli_s_start_without_those_modes_has_not_imported_them_either() -> None:
+    code = "import mock_server.cli\nfrom mock_server.app import create_app\napp = create_app()\nbundled = None"
+    assert loaded_after(code, NOT_FOR_A_LOOKUP) == {"loaded": [], "bundled": None}
