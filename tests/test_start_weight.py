@@ -71,7 +71,9 @@ def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() 
         f"assert client.get({LOOKUP!r}).status_code == 200\n"
         "bundled = None"
     )
-    assert loaded_after(code, NOT_FOR_A_LOOKUP) == {"loaded": [], "bundled": None}
+    # nor verify's rules, nor record mode's options (the CLI's flags need those)
+    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify", "mock_server.state.recording")
+    assert loaded_after(code, watched) == {"loaded": [], "bundled": None}
 
 
 def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:
@@ -83,7 +85,8 @@ def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:
     fixtures = data_path("fixtures")
     if not all((fixtures / "__pycache__" / f"{p.name}.validated.json").is_file() for p in fixtures.glob("*.yaml")):
         pytest.skip(f"{fixtures} is not writable: every start reads the shipped scenarios")
-    assert loaded_after(code, ("yaml", "ryml"), env) == {"loaded": [], "bundled": None}
+    big_files = ("mock_server.scenarios.stream", "mock_server.scenarios.batch_packing")  # their lean path
+    assert loaded_after(code, ("yaml", "ryml", *big_files), env) == {"loaded": [], "bundled": None}
 
 
 def test_the_cli_s_start_without_those_modes_has_not_imported_them_either() -> None:
