@@ -5,10 +5,10 @@ server, `mock-server` bare) that was read whole and found valid is written as JS
 `fixtures/__pycache__/NAME.yaml.validated.json`, when Python would write byte code, with the key it holds for: the
 SHA-256 of the file's bytes, the digest of the specs the loader's checks come from, and the code that decides what
 the file reads as and whether it is valid (this package's version, readers and checks, PyYAML, rapidyaml and the
-schema engine: each file's path, size and modification time, which an edit, an upgrade or a reinstall changes; and
-Python's version). A start whose key matches builds the scenario from that JSON: it neither reads
-YAML (nor imports PyYAML and rapidyaml) nor judges the document again, which was most of loading the four shipped
-scenarios. Any other directory's file, another key, a cache that cannot be read: read and judged as ever.
+schema engine: each one's file as spec/openapi.py's `file_stamp` tells it; and Python's version). A start whose
+key matches builds the scenario from that JSON: it neither reads YAML (nor imports PyYAML and rapidyaml) nor judges
+the document again, which was most of loading the four shipped scenarios. Any other directory's file, another key,
+a cache that cannot be read: read and judged as ever.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from mock_server.spec.openapi import library_stamp, write_cache
+from mock_server.spec.openapi import file_stamp, library_stamp, write_cache
 from mock_server.spec.resources import data_path
 
 FORMAT = 1
@@ -60,8 +59,7 @@ def _code() -> str:
         if origin is None:
             stamps.append(f"{name}: absent")
             continue
-        status = os.stat(origin)
-        stamps.append(f"{origin}:{status.st_size}:{status.st_mtime_ns}")
+        stamps.append(file_stamp(origin))
     stamps += [library_stamp(name) for name in _LIBRARIES]
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
 

@@ -557,15 +557,26 @@ def fast_safe_loader() -> type[yaml.SafeLoader]:
     return loader
 
 
+def file_stamp(path: str) -> str:
+    """What tells a file of code from another: its path, size and modification time (which an upgrade or a
+    reinstall changes) and, up to 1 MiB (a module's source, a package's `__init__` holding its version), the
+    SHA-256 of its bytes (for an installer that keeps the modification times its archive holds)."""
+    status = os.stat(path)
+    stamp = f"{path}:{status.st_size}:{status.st_mtime_ns}"
+    if status.st_size > 1 << 20:
+        return stamp
+    with open(path, "rb") as source:
+        return f"{stamp}:{hashlib.sha256(source.read()).hexdigest()}"
+
+
 @functools.cache
 def library_stamp(name: str) -> str:
-    """What tells an installed library's release from another without importing it (its version would): its top
-    module's file, size and modification time, which an upgrade or a reinstall changes."""
+    """What tells an installed library's release from another without importing it (its version would): the
+    stamp of its top module's file (`file_stamp`)."""
     found = importlib.util.find_spec(name)
     if found is None or found.origin is None:
         return "absent"
-    status = os.stat(found.origin)
-    return f"{found.origin}:{status.st_size}:{status.st_mtime_ns}"
+    return file_stamp(found.origin)
 
 
 def read_document(path: Path) -> tuple[str, dict[str, Any]]:

@@ -4,6 +4,7 @@ and code, written only when Python would write byte code and only for a valid fi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from mock_server.scenarios import loader as scenario_loader
 from mock_server.scenarios import validated
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
-from mock_server.spec.openapi import load_specs
+from mock_server.spec.openapi import file_stamp, library_stamp, load_specs
 from mock_server.spec.resources import data_path
 from tests.scenarios.test_stream import exact, full_path
 
@@ -107,3 +108,15 @@ def test_another_directory_s_scenarios_are_never_kept(tmp_path, monkeypatch):
     shutil.copy(data_path("fixtures") / "default.yaml", tmp_path / "default.yaml")
     ScenarioLoader.from_specs(SPECS).load_directory(tmp_path)
     assert not (tmp_path / "__pycache__").exists()
+
+
+def test_a_file_of_code_changed_under_the_same_size_and_time_is_another_stamp(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("__version__ = '6.0.1'\n", encoding="utf-8")
+    before = os.stat(module)
+    stamp = file_stamp(str(module))
+    module.write_text("__version__ = '6.0.2'\n", encoding="utf-8")  # what an installer keeping times could leave
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(module).st_size == before.st_size
+    assert file_stamp(str(module)) != stamp
+    assert library_stamp("no_such_library_here") == "absent"
