@@ -5,13 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mock_server.spec.resources import data_path
 from mock_server.state.bounds import Bounds, ConnectionLimits
-
-if TYPE_CHECKING:  # record mode's options: state/recording is imported by what records
-    from mock_server.state.recording import RecordOptions
+from mock_server.state.recording import RecordOptions
 
 
 @dataclass(frozen=True)

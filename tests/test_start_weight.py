@@ -71,8 +71,7 @@ def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() 
         f"assert client.get({LOOKUP!r}).status_code == 200\n"
         "bundled = None"
     )
-    # nor verify's rules, nor record mode's options (the CLI's flags need those)
-    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify", "mock_server.state.recording")
+    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify")  # nor verify's rules
     assert loaded_after(code, watched) == {"loaded": [], "bundled": None}
 
 
