@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -18,23 +20,22 @@ from mock_server.api import handlers as public_api
 from mock_server.domain.errors import NotFound
 from mock_server.http.application import MockApp
 from mock_server.http.handling import BodyRules, Handler, ServerContext, SessionUse
-from mock_server.http.outbound import Outbound
 from mock_server.http.pipeline import OperationRunner, PathEndpoint
-from mock_server.http.record import Recorder
 from mock_server.http.responses import error_response
 from mock_server.http.session_url import SessionPrefix
-from mock_server.http.shadow import Shadow
 from mock_server.mcp.endpoint import mcp_routes
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader, shown
-from mock_server.scenarios.state_file import check_writable, read_state_file
+from mock_server.server import freeze_start_objects
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
 from mock_server.state.coverage import Coverage, OperationDoc
-from mock_server.state.persistence import StateFile, max_file_bytes, restore
-from mock_server.state.recording import empty_scenario
 from mock_server.state.sessions import Sessions
+
+if TYPE_CHECKING:
+    from mock_server.http.shadow import Shadow
+    from mock_server.state.persistence import StateFile
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
 # and the public spec describes the public API, not the test controls.
@@ -96,6 +97,10 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
     """Shadow mode's link to the backend, when `settings.shadow` names one."""
     if settings.shadow is None:
         return None
+    # Imported here, as record mode and the state file below: a server started without them never loads them.
+    from mock_server.http.outbound import Outbound
+    from mock_server.http.shadow import Shadow
+
     outbound = Outbound(
         settings.shadow.rstrip("/"),
         settings.shadow_headers,
@@ -110,14 +115,32 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
 
 
 def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
-    """The ASGI app. Raises ScenarioError when a scenario does not validate."""
-    settings = settings or Settings()
+    """The ASGI app. Raises ScenarioError when a scenario does not validate.
+
+    Built with the cyclic garbage collector paused: what is built lives as long as the app, and a full collection
+    in the middle of it (a third of the build in a pytest process) walked every object of the process for nothing;
+    the first app of a process is then frozen out of its reach with the rest of the start (server.py's
+    freeze_start_objects), so that no collection walks it later either."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        app = _build(settings or Settings(), specs)
+        freeze_start_objects()
+    finally:
+        if collecting:
+            gc.enable()
+    return app
+
+
+def _build(settings: Settings, specs: Specs | None) -> Starlette:
     specs = specs or load_specs()
     loader = ScenarioLoader.from_specs(specs)
     recording = settings.recording
     if recording is None:
         scenarios, start = loader.load_directory(settings.fixtures), settings.scenario
     else:  # record mode starts from nothing: the file holds only what the target showed
+        from mock_server.state.recording import empty_scenario
+
         scenarios, start = {recording.name: empty_scenario(recording)}, recording.name
     sessions = Sessions(
         scenarios,
@@ -128,6 +151,11 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         bounds=settings.bounds,
     )
     state_file = _state_file(settings, specs, loader, sessions)
+    recorder = None
+    if recording is not None:
+        from mock_server.http.record import Recorder
+
+        recorder = Recorder(recording)
     server = ServerContext(
         specs,
         settings,
@@ -138,7 +166,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
         shadow_of(settings, specs),
         public_api.HANDLERS,
         state_file,
-        Recorder(recording) if recording is not None else None,
+        recorder,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(
@@ -174,6 +202,9 @@ def _state_file(settings: Settings, specs: Specs, loader: ScenarioLoader, sessio
     path = settings.state_file
     if path is None:
         return None
+    from mock_server.scenarios.state_file import check_writable, read_state_file
+    from mock_server.state.persistence import StateFile, max_file_bytes, restore
+
     check_writable(path)
     state_check = specs.admin.check("#/components/schemas/StateFile")
     largest = max_file_bytes(settings.bounds, settings.max_sessions)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from mock_server.http.handling import ServerContext
+    from mock_server.state.persistence import StateFile
 
 from mock_server import __version__, environment
 from mock_server.domain.clock import parse_instant
@@ -38,16 +39,13 @@ from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
-from mock_server.http.outbound import Outbound, TlsFileError, header_option, parse_header, tls_context
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
-from mock_server.scenarios.state_file import check_writable
 from mock_server.server import Server
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.coverage import Coverage, markdown
-from mock_server.state.persistence import StateFile, StateFileInUse, StateFileLock, remove_stale_temporaries
 from mock_server.state.recording import RecordOptions
 
 EXIT_INVALID = 2
@@ -131,6 +129,12 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _header(value: str) -> tuple[str, str]:
+    from mock_server.http.outbound import header_option  # the outbound client: imported by what uses it
+
+    return header_option(value)
+
+
 def _bound_options(parser: argparse.ArgumentParser) -> None:
     """Memory caps and connection limits: what a long load run or a hostile client may cost."""
     bounds, limits, settings = Bounds(), ConnectionLimits(), Settings()
@@ -209,7 +213,7 @@ def _outbound_options(parser: argparse.ArgumentParser, flag: str, noun: str, tit
     variable = environment.default(f"{flag}_header")
     group.add_argument(
         f"--{flag}-header",
-        type=header_option,
+        type=_header,
         action="append",
         # The variable's headers (one a line) come first, the flags' after; checked in main like a flag's.
         default=[line for line in (variable or "").splitlines() if line.strip()],
@@ -254,16 +258,28 @@ def _shadow_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _parsed_headers(values: Sequence[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Headers as `Name: value` text (a MOCK_SERVER_* variable's) parsed, pairs (the flags') as they are."""
+    if not values:
+        return ()
+    from mock_server.http.outbound import parse_header
+
+    return tuple(parse_header(h) if isinstance(h, str) else h for h in values)
+
+
 def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace, flag: str = "shadow") -> None:
     """The outbound options as a whole: a URL, headers, TLS files that load; else a usage error (exit 2)."""
     url = getattr(args, flag)
     if url is None:
         return
+    # Imported here: a server without a backend never loads the outbound client (http/outbound.py).
+    from mock_server.http.outbound import Outbound, TlsFileError, tls_context
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
         parser.error(f"argument --{flag}: {url!r} is not an http:// or https:// base URL")
     try:
-        headers = [parse_header(h) if isinstance(h, str) else h for h in getattr(args, f"{flag}_header")]
+        headers = list(_parsed_headers(getattr(args, f"{flag}_header")))
         setattr(args, f"{flag}_header", headers)
     except ValueError as exc:
         parser.error(f"MOCK_SERVER_{flag.upper()}_HEADER: {exc}")
@@ -632,7 +648,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         ),
         shutdown_timeout=args.shutdown_timeout,
         shadow=args.shadow,
-        shadow_headers=tuple(parse_header(h) if isinstance(h, str) else h for h in args.shadow_header),
+        shadow_headers=_parsed_headers(args.shadow_header),
         shadow_cert=args.shadow_cert,
         shadow_key=args.shadow_key,
         shadow_cacert=args.shadow_cacert,
@@ -719,6 +735,9 @@ def serve(settings: Settings) -> int:
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     if settings.state_file is None:
         return _serve(settings)
+    from mock_server.scenarios.state_file import check_writable
+    from mock_server.state.persistence import StateFileInUse, StateFileLock, remove_stale_temporaries
+
     # One server a state file, for as long as it runs (state/persistence.py): taken before the file is read.
     try:
         lock = StateFileLock.take(settings.state_file)

@@ -113,3 +113,32 @@ def test_a_tls_server_on_an_unknown_uvicorn_still_serves_tls(unknown_uvicorn: No
             assert client.get(url + "/__mock/health").json()["status"] == "ok"
     finally:
         server.stop(wait=True)
+
+
+@pytest.mark.parametrize("build", ["create_app(Settings(port=0))", "Starlette()"])
+def test_the_first_app_or_server_of_a_process_freezes_what_start_up_built_and_a_later_one_does_not(build: str) -> None:
+    """gc.freeze() once the first app is built (create_app), or for an app made otherwise when its server starts:
+    later full collections of the process do not scan it again. Run in a child process: this one (pytest's) has
+    built apps already."""
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, json\n"
+        "freezes = []\nfreeze = gc.freeze\n"
+        "gc.freeze = lambda: freezes.append(freeze())\n"
+        "from mock_server.app import create_app\nfrom mock_server.server import Server\n"
+        "from mock_server.settings import Settings\nfrom starlette.applications import Starlette\n"
+        f"app = {build}\ncounts = [len(freezes)]\n"
+        "for _ in range(2):\n"
+        "    server = Server(app, Settings(port=0), configure_logging=False)\n"
+        "    server.start(10)\n    server.stop(wait=True)\n    counts.append(len(freezes))\n"
+        "tracked = any(o is app for o in gc.get_objects())\n"  # frozen: no generation the collector scans
+        "print(json.dumps([counts, tracked, gc.isenabled()]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    counts, tracked, collecting = json.loads(done.stdout.strip().splitlines()[-1])
+    # by create_app, else at the first server's start; never again
+    assert counts == ([1, 1, 1] if build.startswith("create_app") else [0, 1, 1])
+    assert not tracked
+    assert collecting  # create_app paused the collector while it built, and no longer

@@ -4,21 +4,39 @@ first call (issue 34: start to the first 200 under 0.5 s). Speed itself is `make
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
+
+from mock_server.spec.resources import data_path
 
 # Imported by the first call that needs them: the Pact export and its provider states, the probes' client (the
 # CLI's healthcheck/wait/pact commands) and the MCP SDK.
 LATER = ("mock_server.admin.pact", "mock_server.admin.provider_states", "mock_server.probe", "mcp")
+# Not imported by an app that create_app built (as the pytest plugin builds it) and that has answered a lookup:
+# what shadow mode, record mode and the state file need (the outbound client, the recording's end, persistence).
+NOT_FOR_A_LOOKUP = (
+    "mock_server.admin.recording",
+    "mock_server.http.outbound",
+    "mock_server.http.record",
+    "mock_server.http.shadow",
+    "mock_server.scenarios.state_file",
+    "mock_server.state.persistence",
+)
+LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # fixtures/default.yaml's
 
 
-def loaded_after(code: str) -> dict[str, object]:
+def loaded_after(code: str, watched: tuple[str, ...] = LATER, env: dict[str, str] | None = None) -> dict[str, object]:
     script = (
         "import json, sys\n"
         f"{code}\n"
-        f"print(json.dumps({{'loaded': sorted(m for m in {LATER!r} if m in sys.modules), 'bundled': bundled}}))"
+        f"print(json.dumps({{'loaded': sorted(m for m in {watched!r} if m in sys.modules), 'bundled': bundled}}))"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -43,3 +61,33 @@ def test_their_first_call_imports_them() -> None:
         "bundled = client.app.state.server.served._admin is not None"
     )
     assert loaded_after(code) == {"loaded": list(LATER[:3]), "bundled": True}
+
+
+def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() -> None:
+    code = (
+        "from starlette.testclient import TestClient\nfrom mock_server.app import create_app\n"
+        "from mock_server.server import Server\nfrom mock_server.settings import Settings\n"
+        "client = TestClient(create_app(Settings(port=0)))\n"
+        f"assert client.get({LOOKUP!r}).status_code == 200\n"
+        "bundled = None"
+    )
+    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify")  # nor verify's rules
+    assert loaded_after(code, watched) == {"loaded": [], "bundled": None}
+
+
+def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:
+    """The specs' parse and the shipped scenarios' judged parse come from their caches (spec/openapi.py,
+    scenarios/validated.py), written by the first start as byte code is: PyYAML and rapidyaml are not imported."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    code = "from mock_server.app import create_app\napp = create_app()\nbundled = None"
+    loaded_after(code, env=env)  # the first start: writes the caches where it can
+    fixtures = data_path("fixtures")
+    if not all((fixtures / "__pycache__" / f"{p.name}.validated.json").is_file() for p in fixtures.glob("*.yaml")):
+        pytest.skip(f"{fixtures} is not writable: every start reads the shipped scenarios")
+    big_files = ("mock_server.scenarios.stream", "mock_server.scenarios.batch_packing")  # their lean path
+    assert loaded_after(code, ("yaml", "ryml", *big_files), env) == {"loaded": [], "bundled": None}
+
+
+def test_the_cli_s_start_without_those_modes_has_not_imported_them_either() -> None:
+    code = "import mock_server.cli\nfrom mock_server.app import create_app\napp = create_app()\nbundled = None"
+    assert loaded_after(code, NOT_FOR_A_LOOKUP) == {"loaded": [], "bundled": None}

@@ -7,7 +7,6 @@ import logging
 
 from starlette.concurrency import run_in_threadpool
 
-from mock_server.admin.verify import expectation_from, judge
 from mock_server.domain.errors import InvalidRequest, JournalOff, ProviderStateUnreachable, VerificationFailed
 from mock_server.http.handling import Call, Handler, Reply
 from mock_server.state.coverage import markdown
@@ -17,6 +16,8 @@ log = logging.getLogger("mock_server")
 
 
 def verify(call: Call) -> Reply:
+    from mock_server.admin.verify import expectation_from, judge  # imported by the first verification
+
     expectation, problems = expectation_from(call.body)
     if expectation is None:
         raise InvalidRequest("The verification is inconsistent.", problems)

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
@@ -42,7 +42,6 @@ from mock_server.http.handling import BodyRules, Call, Handler, Reply, ServerCon
 from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
-from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, Shadow, id_pair, mock_answer, request_target
 from mock_server.http.tls import TLS_EXTENSION, client_certificate
 from mock_server.spec.openapi import Operation
 from mock_server.state.divergences import Divergence
@@ -51,6 +50,9 @@ from mock_server.state.sessions import DEFAULT_SESSION, Session
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
+
+if TYPE_CHECKING:
+    from mock_server.http.shadow import Shadow
 
 log = logging.getLogger("mock_server")
 # Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
@@ -277,6 +279,9 @@ class OperationRunner:
         """Shadow mode: the backend's answer to the call, after the mock's own answer to it in the same session
         (ids the backend generated read as the mock's); a divergence between the two is journaled. A body the mock
         cannot read whole (413, 408) is not forwarded: the mock's refusal is the answer."""
+        # Imported here: a server without --shadow never loads the outbound client (http/outbound.py, its httpx).
+        from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, id_pair, mock_answer, request_target
+
         session = exchange.session
         assert session is not None
         if self._takes_body:

@@ -7,11 +7,13 @@ Problems are reported as `FILE:LINE:COLUMN: PATH: what is wrong`, every one of t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Container, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from mock_server.domain.documents import canonical_document
 from mock_server.domain.errors import Detail, FieldPath, field_path
 from mock_server.domain.events import cross_check_event
 from mock_server.domain.models import PENDING, Scenario
-from mock_server.scenarios.stream import read_lean
+from mock_server.scenarios import validated
 from mock_server.scenarios.text import Located, Unreadable, read
 from mock_server.spec.openapi import SchemaCheck, Specs
 from mock_server.state.schedules import plan_from_json, plan_problems
@@ -145,12 +147,23 @@ class ScenarioLoader:
 
     scenario_check: SchemaCheck
     event_check: SchemaCheck | None = None  # one event of `Scenario`: for the lean path (scenarios/stream.py)
+    # The specs the checks come from: a shipped scenario's judged parse is kept for them (scenarios/validated.py).
+    # None (checks given alone): every file is read and judged.
+    specs: Specs | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_specs(cls, specs: Specs) -> ScenarioLoader:
         return cls(
-            specs.admin.check("#/components/schemas/Scenario"), specs.admin.check("#/components/schemas/ScenarioEvent")
+            specs.admin.check("#/components/schemas/Scenario"),
+            specs.admin.check("#/components/schemas/ScenarioEvent"),
+            specs,
         )
+
+    @functools.cached_property
+    def _checks_digest(self) -> str:
+        assert self.specs is not None
+        texts = (self.specs.public.text, self.specs.admin.text)
+        return hashlib.sha256("\0".join(texts).encode()).hexdigest()
 
     def problems(self, data: Any, schema_limit: int | None = None) -> list[Detail]:
         """Every problem of a parsed scenario document, in one run (issue 12: fixing one must not reveal the
@@ -184,6 +197,9 @@ class ScenarioLoader:
         )
 
     def load_text(self, name: str, text: str, file: str) -> Scenario:
+        return self.build(name, self._judged(text, file))
+
+    def _judged(self, text: str, file: str) -> dict[str, Any]:
         try:
             document = read(text)
         except Unreadable as exc:
@@ -201,13 +217,20 @@ class ScenarioLoader:
                 found.append(Problem(file, line, column, detail.field, detail.message))
         if found:
             raise ScenarioError(sorted(found, key=lambda p: (p.line, p.column)))
-        return self.build(name, data)
+        judged: dict[str, Any] = data  # an object: the schema says so
+        return judged
 
     def _load_lean(self, path: Path, name: str) -> Scenario | None:
         """A valid file in JSON syntax, read one event at a time (scenarios/stream.py): a 1M-event file then
         peaks at its packed seed instead of text plus parsed dicts (2.9 GB). None for anything else, which the
         full path reads (and judges) as it always has."""
-        lean = read_lean(path, self.event_check) if self.event_check is not None else None
+        if self.event_check is None:
+            return None
+        # Imported here: a start on the shipped scenarios (their judged parse kept: scenarios/validated.py) reads
+        # no file whole, and never needs the big files' machinery (batches, worker processes).
+        from mock_server.scenarios.stream import read_lean
+
+        lean = read_lean(path, self.event_check)
         if lean is None:
             return None
         rest, events = lean
@@ -230,10 +253,18 @@ class ScenarioLoader:
                         )
                     ]
                 )
-            lean = self._load_lean(path, name or path.stem)
-            if lean is not None:
-                return lean
-            raw = path.read_bytes()
+            kept = None
+            if self.specs is not None and validated.shipped(path, status.st_size):
+                raw = path.read_bytes()
+                kept = validated.kept_for(path, raw, self._checks_digest)
+                held = kept.held()
+                if held is not None:  # judged valid before, for these bytes, specs and code
+                    return self.build(name or path.stem, held)
+            else:
+                lean = self._load_lean(path, name or path.stem)
+                if lean is not None:
+                    return lean
+                raw = path.read_bytes()
         except OSError as exc:
             raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {exc.strerror or exc}")]) from None
         try:
@@ -243,7 +274,11 @@ class ScenarioLoader:
             column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
             where = f"byte {raw[exc.start]:#04x} at line {line}, column {column}"
             raise ScenarioError([Problem(file, 1, 1, "", f"cannot be read: {where} is not UTF-8")]) from None
-        return self.load_text(name or path.stem, text, file)
+        if kept is None:
+            return self.load_text(name or path.stem, text, file)
+        data = self._judged(text, file)
+        kept.keep(data)
+        return self.build(name or path.stem, data)
 
     def load_directory(self, directory: Path) -> dict[str, Scenario]:
         """Every scenario of the directory (see `_load_directory`), with the cyclic garbage collector paused: a

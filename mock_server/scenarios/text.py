@@ -21,6 +21,7 @@ where it does), only when there is a problem to place.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -29,15 +30,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jsonschema_rs
-import ryml  # type: ignore[import-untyped]
-import yaml
 
 from mock_server.domain.errors import FieldPath
-from mock_server.scenarios.yaml_errors import describe
-from mock_server.spec.openapi import FastSafeLoader
+from mock_server.spec.openapi import fast_safe_loader
 from mock_server.wire import decoding
 from mock_server.wire.decoding import (
     SCENARIO_JSON,
@@ -46,6 +44,9 @@ from mock_server.wire.decoding import (
     reject_constant,
     unique_keys,
 )
+
+if TYPE_CHECKING:
+    import yaml
 
 # A scenario needs 7 levels (accounts[].recipient_list.limit.pix.transaction[].amount): the bound of JSON bodies.
 MAX_DEPTH = decoding.MAX_DEPTH
@@ -153,33 +154,41 @@ def _json_marks(text: str) -> Marks:
     return marks
 
 
-class _ScenarioYamlLoader(FastSafeLoader):  # type: ignore[valid-type, misc]
-    """The safe loader, keeping as written what JSON cannot hold, so the schema judges it where it stands:
-    unquoted dates and times stay text (not datetimes that `2026-02-30` or a leap second would crash),
-    `.nan` and `.inf` stay text, and a key that is not a string (`1:`, `yes:`, `~:`) is its text."""
+@functools.cache
+def _scenario_yaml_loader() -> type[yaml.SafeLoader]:
+    """The loader libyaml reads scenarios with, made on the first YAML read (PyYAML is imported then: a server
+    whose scenarios come from their cache, scenarios/validated.py, never imports it)."""
+    import yaml
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-        for first, resolvers in FastSafeLoader.yaml_implicit_resolvers.items()
-    }
+    base = fast_safe_loader()
 
-    def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:
-        value: float = super().construct_yaml_float(node)
-        return value if math.isfinite(value) else str(node.value)
+    class ScenarioYamlLoader(base):  # type: ignore[valid-type, misc]
+        """The safe loader, keeping as written what JSON cannot hold, so the schema judges it where it stands:
+        unquoted dates and times stay text (not datetimes that `2026-02-30` or a leap second would crash),
+        `.nan` and `.inf` stay text, and a key that is not a string (`1:`, `yes:`, `~:`) is its text."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)
-        mapping: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else yaml.safe_dump(key).strip()
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
+            first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+            for first, resolvers in base.yaml_implicit_resolvers.items()
+        }
 
+        def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:
+            value: float = super().construct_yaml_float(node)
+            return value if math.isfinite(value) else str(node.value)
 
-_ScenarioYamlLoader.add_constructor(f"{_YAML}float", _ScenarioYamlLoader.construct_yaml_float)
-_ScenarioYamlLoader.add_constructor(f"{_YAML}map", _ScenarioYamlLoader.construct_yaml_map)
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            self.flatten_mapping(node)
+            mapping: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, str):
+                    key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else yaml.safe_dump(key).strip()
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
+
+    ScenarioYamlLoader.add_constructor(f"{_YAML}float", ScenarioYamlLoader.construct_yaml_float)
+    ScenarioYamlLoader.add_constructor(f"{_YAML}map", ScenarioYamlLoader.construct_yaml_map)
+    return ScenarioYamlLoader
 
 
 def _at(mark: Any) -> tuple[int, int]:
@@ -188,6 +197,8 @@ def _at(mark: Any) -> tuple[int, int]:
 
 def _yaml_problem(exc: yaml.YAMLError, text: str) -> Located:
     """A syntax error in plain words, where the text needs mending (scenarios/yaml_errors.py)."""
+    from mock_server.scenarios.yaml_errors import describe
+
     place, message = describe(exc, text)
     return Located(*place, (), message)
 
@@ -200,7 +211,9 @@ def _screen(text: str) -> None:
     """Walk libyaml's events (its parser is a loop, safe at any depth) before anything is composed: too deep,
     too many repeated nodes or a tag that is not JSON's stop here, at their place. Syntax errors are left to
     the composer, which reports them with their marks."""
-    loader = FastSafeLoader(text)
+    import yaml
+
+    loader = fast_safe_loader()(text)
     sizes: dict[str, int] = {}  # anchor -> nodes it stands for, its own aliases expanded
     open_nodes: list[list[Any]] = []  # [anchor, nodes so far] of each collection being read
     repeated = 0
@@ -273,8 +286,10 @@ def _refuse_libyaml_depth(text: str, mark: Any) -> None:
 
 def _compose(text: str) -> yaml.Node | None:
     """The screened text composed by libyaml (with the scenario loader's own resolvers), or Unreadable."""
+    import yaml
+
     _screen(text)
-    loader = _ScenarioYamlLoader(text)
+    loader = _scenario_yaml_loader()(text)
     try:
         root: yaml.Node | None = loader.get_single_node()
         return root
@@ -286,6 +301,8 @@ def _compose(text: str) -> yaml.Node | None:
 
 def _walk(root: yaml.Node | None, duplicates: list[Located]) -> Marks:
     """path -> (line, column) of every node; a key met twice in one mapping goes to `duplicates`."""
+    import yaml
+
     marks: Marks = {}
     pending: list[tuple[yaml.Node, FieldPath]] = [(root, ())] if root is not None else []
     while pending:
@@ -385,10 +402,12 @@ def _replace_surrogates(data: Any) -> None:
 
 def _read_yaml(text: str) -> Document:
     """The exact reader: screened, composed and constructed by libyaml and PyYAML's safe loader."""
+    import yaml
+
     root = _compose(text)
     duplicates: list[Located] = []
     marks = _walk(root, duplicates)
-    loader = _ScenarioYamlLoader(text)
+    loader = _scenario_yaml_loader()(text)
     try:
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
@@ -430,10 +449,19 @@ def needs_reference(text: str, encoded: bytes) -> bool:
 
 
 _DOCUMENT_MARKERS = ("---", "...")
-_PYYAML_FLOAT = re.compile(
-    next(rx.pattern for tag, rx in yaml.resolver.Resolver.yaml_implicit_resolvers["."] if tag == f"{_YAML}float"),
-    re.X,
-)
+
+
+@functools.cache
+def _pyyaml_float() -> re.Pattern[str]:
+    """PyYAML's own pattern of a float, taken from its resolver when first needed."""
+    import yaml
+
+    return re.compile(
+        next(rx.pattern for tag, rx in yaml.resolver.Resolver.yaml_implicit_resolvers["."] if tag == f"{_YAML}float"),
+        re.X,
+    )
+
+
 # Text that PyYAML would read as something else were it written plain (`yes` is true, `017` is 15, `~` null):
 # rapidyaml writes those plain scalars as JSON strings, the same as quoted ones, so a string of this form may
 # have been plain (rapidyaml also writes `.Inf` as ".inf"). Only the reference can tell: libyaml reads it.
@@ -460,7 +488,7 @@ def _yaml_float(text: str) -> float | str:
         # A JSON fraction without an exponent (`-12.50`) is always one of PyYAML's floats, and finite under 309
         # digits: the regex below, for every amount of a big file, only for the rest.
         return float(text)
-    if not _PYYAML_FLOAT.match(text):
+    if not _pyyaml_float().match(text):
         return text
     value = float(text.replace("_", ""))
     return value if math.isfinite(value) else text
@@ -491,6 +519,8 @@ def _ryml_json(text: bytes) -> str:
     allocates (the JSON's size, lost at every call: 70 MB per 100k events), and a new Tree for every batch of
     a big file cost four times the parse. A big text gets a tree of its own, freed after, so the thread does
     not keep its size for good."""
+    import ryml  # type: ignore[import-untyped]  # imported by the first plain YAML read, as PyYAML is
+
     small = len(text) < REUSE_BELOW
     tree = getattr(_REUSED, "tree", None) if small else None
     if tree is None:
@@ -516,6 +546,8 @@ def _ryml_json(text: bytes) -> str:
 
 def read_fast_yaml(text: str) -> Document | None:
     """The data rapidyaml reads, when it is surely what the reference reader would give; else None."""
+    import ryml
+
     encoded = text.encode("utf-8")
     if needs_reference(text, encoded):
         return None

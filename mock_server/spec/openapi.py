@@ -6,7 +6,9 @@ so what the spec allows the server accepts and what it forbids the server reject
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
-import yaml
+import orjson
 
 from mock_server.domain.documents import is_valid_document
 from mock_server.domain.errors import Detail, FieldPath
@@ -26,6 +28,7 @@ from mock_server.domain.words import counted
 from mock_server.spec.resources import data_path
 
 if TYPE_CHECKING:
+    import yaml
     from referencing import Registry
 
 # Base URIs under which the two documents are registered: the admin document refers to the public one
@@ -400,7 +403,7 @@ class _Documents:
 
     def lookup(self, ref: str, base: str) -> tuple[Any, str]:
         """What `ref`, written in the document at `base`, points at, and its URI (the base of its own refs)."""
-        uri = urljoin(base, ref)
+        uri = _joined(base, ref)
         where, _, pointer = uri.partition("#")
         node: Any = self.by_uri[where]
         for part in pointer.split("/")[1:] if pointer else ():
@@ -468,6 +471,20 @@ def _inlined(schema: Any, documents: _Documents, base: str, depth: int = 0) -> A
     return {key: _inlined(value, documents, base, depth + 1) for key, value in schema.items()}
 
 
+@functools.lru_cache(maxsize=1024)
+def _referred(base: str, ref: str) -> str:
+    return urljoin(base, ref)
+
+
+def _joined(base: str, ref: str) -> str:
+    """urljoin(base, ref): a reference within the same document (`#/...`, six in seven of the specs' `$ref`s) is
+    the base without its fragment, and that fragment, as urljoin makes it, without parsing either URI (urljoin
+    was two thirds of compiling the specs' operations); any other reference is joined by urljoin."""
+    if len(ref) > 1 and ref[0] == "#":
+        return base.partition("#")[0] + ref
+    return _referred(base, ref)
+
+
 def _pointer(*parts: str) -> str:
     return "#/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
 
@@ -529,9 +546,37 @@ def _compile(spec: Spec) -> None:
             )
 
 
-# libyaml when present: the same safe semantics, many times faster (the pure-Python reader was a large share
-# of the start-up, reading the two specs).
-FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def fast_safe_loader() -> type[yaml.SafeLoader]:
+    """libyaml's safe loader when present: the same safe semantics, many times faster (the pure-Python reader was
+    a large share of the start-up, reading the two specs). PyYAML is imported by the first YAML read: a start
+    whose specs and scenarios come from their caches never imports it."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
+
+
+def file_stamp(path: str) -> str:
+    """What tells a file of code from another: its path, size and modification time (which an upgrade or a
+    reinstall changes) and, up to 1 MiB (a module's source, a package's `__init__` holding its version), the
+    SHA-256 of its bytes (for an installer that keeps the modification times its archive holds)."""
+    status = os.stat(path)
+    stamp = f"{path}:{status.st_size}:{status.st_mtime_ns}"
+    if status.st_size > 1 << 20:
+        return stamp
+    with open(path, "rb") as source:
+        return f"{stamp}:{hashlib.sha256(source.read()).hexdigest()}"
+
+
+@functools.cache
+def library_stamp(name: str) -> str:
+    """What tells an installed library's release from another without importing it (its version would): the
+    stamp of its top module's file (`file_stamp`)."""
+    found = importlib.util.find_spec(name)
+    if found is None or found.origin is None:
+        return "absent"
+    return file_stamp(found.origin)
 
 
 def read_document(path: Path) -> tuple[str, dict[str, Any]]:
@@ -543,8 +588,9 @@ def read_document(path: Path) -> tuple[str, dict[str, Any]]:
 
 # What the YAML parser made of a spec file, as JSON, beside it in `__pycache__/` as Python keeps byte code: reading
 # the two specs' YAML (even with libyaml) was a seventh of a server's start, their JSON takes a fortieth of that.
-# The cache holds the SHA-256 of the text it was parsed from and PyYAML's version, and is used only when both match.
-_PARSED_FORMAT = 1
+# The cache holds the SHA-256 of the text it was parsed from and PyYAML's release (`library_stamp`), and is used only
+# when both match.
+_PARSED_FORMAT = 2
 
 
 def _parsed_cache(path: Path) -> Path:
@@ -554,23 +600,26 @@ def _parsed_cache(path: Path) -> Path:
 def _parsed(path: Path, text: str) -> Any:
     """`text` (the file at `path`) as the safe YAML loader reads it: from the cache when it is that text's, else
     parsed now and the cache written (when Python would write byte code: not under PYTHONDONTWRITEBYTECODE)."""
-    key = {"format": _PARSED_FORMAT, "yaml": yaml.__version__, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    key = {"format": _PARSED_FORMAT, "yaml": library_stamp("yaml"), "sha256": hashlib.sha256(text.encode()).hexdigest()}
     cache = _parsed_cache(path)
     try:
-        held = json.loads(cache.read_bytes())
+        held = orjson.loads(cache.read_bytes())  # what json.loads gives for JSON json.dumps wrote, twice as fast
         if isinstance(held, dict) and held.get("key") == key:
             return held["document"]
     except (OSError, ValueError):
         pass  # none yet, or unreadable: parsed as if there were none
-    document = yaml.load(text, Loader=FastSafeLoader)
+    import yaml
+
+    document = yaml.load(text, Loader=fast_safe_loader())
     if not sys.dont_write_bytecode:
-        _write_parsed(cache, key, document, path)
+        write_cache(cache, key, document, path)
     return document
 
 
-def _write_parsed(cache: Path, key: dict[str, Any], document: Any, source: Path) -> None:
-    """The cache written whole or not at all; not at all when JSON would not give `document` back exactly (a date,
-    a key that is no string, a NaN) or the directory is not writable."""
+def write_cache(cache: Path, key: dict[str, Any], document: Any, source: Path) -> None:
+    """The cache of `source` (a spec's parse, a shipped scenario's: scenarios/validated.py) written whole or not at
+    all; not at all when JSON would not give `document` back exactly (a date, a key that is no string, a NaN) or
+    the directory is not writable."""
     try:
         encoded = json.dumps({"key": key, "document": document}, ensure_ascii=False, allow_nan=False)
         if json.loads(encoded)["document"] != document:

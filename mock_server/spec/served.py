@@ -16,17 +16,17 @@ admin document has to be written anew, so its YAML carries no comments.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from mock_server.spec.openapi import Specs
 
 if TYPE_CHECKING:
+    import yaml
     from starlette.types import Scope  # the ASGI scope, a plain mapping: no Starlette at run time
 
 PUBLIC_REF = "../openapi.yaml#"  # how the admin document refers to the public one
@@ -35,19 +35,26 @@ _COMPONENT_REF = re.compile(r"^#/components/([^/]+)/([^/]+)$")
 _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$")
 # The top-level `servers:` block of a YAML document: the key's line and every indented or list line after it.
 _SERVERS_BLOCK = re.compile(r"^servers:[^\n]*\n(?:(?:[ \t-][^\n]*)?\n)*", re.MULTILINE)
-_BASE_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _ReadableDumper(_BASE_DUMPER):  # type: ignore[misc, valid-type]
-    """libyaml's safe dumper (about 15 ms for the admin document), writing multi-line text as `|` blocks, as
-    the repository's files do."""
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
 
 
-_ReadableDumper.add_representer(str, _text)
+@functools.cache
+def _readable_dumper() -> type[yaml.SafeDumper]:
+    """libyaml's safe dumper (about 15 ms for the admin document), writing multi-line text as `|` blocks, as
+    the repository's files do; made on the admin document's first YAML download (PyYAML is not imported by a
+    start that never writes YAML)."""
+    import yaml
+
+    base: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class ReadableDumper(base):  # type: ignore[misc, valid-type]
+        pass
+
+    ReadableDumper.add_representer(str, _text)
+    return ReadableDumper
 
 
 class BundleError(ValueError):
@@ -196,7 +203,10 @@ class ServedSpecs:
 
     def admin_yaml_for(self, url: str) -> str:
         if self._admin_yaml is None:  # written on first download: start-up need not pay for it
-            text = yaml.dump(self.admin, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=120)
+            import yaml
+
+            dumper = _readable_dumper()
+            text = yaml.dump(self.admin, Dumper=dumper, sort_keys=False, allow_unicode=True, width=120)
             self._admin_yaml = _YamlTemplate.of(text)
         return self._admin_yaml.render(url)
 

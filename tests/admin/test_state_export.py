@@ -75,12 +75,12 @@ def test_the_export_reads_the_same_in_both_formats(client, format_):
 
 
 def test_the_piecewise_yaml_is_what_dumping_the_whole_document_writes(client):
-    from mock_server.state.export import _Dumper, yaml_text
+    from mock_server.state.export import _dumper, yaml_text
 
     client.post("/limits/account/0001-123456/limit_update_request", json={"pix": {"withdraw": WINDOWS[:1]}})
     document = client.get("/__mock/state").json()
     document["description"] = "a\u00e7\u00e3o\u2028 with a line separator, and a long description " * 4
-    whole = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=False)
+    whole = yaml.dump(document, Dumper=_dumper(), sort_keys=False, allow_unicode=False)
     assert yaml_text(document) == whole
     assert yaml.safe_load(yaml_text(document)) == document
     assert yaml_text(document).isascii()

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from mock_server.spec.openapi import HTTP_METHODS, FastSafeLoader, Specs, _Documents, _inlined
+from mock_server.spec.openapi import HTTP_METHODS, Specs, _Documents, _inlined, fast_safe_loader
 from mock_server.spec.served import BundleError, bundle_admin, external_refs
 from tests.helpers import Response
 from tests.live_server import live_server as start_live_server
@@ -29,7 +29,7 @@ SPEC_URLS = ("/openapi.yaml", "/openapi.json", "/__mock/openapi.yaml")
 
 def read_yaml(text: str) -> Any:
     """libyaml's safe reader: the admin document read by the pure-Python one cost 0.4 s, in a dozen tests here."""
-    return yaml.load(text, Loader=FastSafeLoader)
+    return yaml.load(text, Loader=fast_safe_loader())
 
 
 def served(response: Response) -> dict[str, Any]:
