@@ -28,6 +28,7 @@ from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
+from tests.whole_answer_client import WholeAnswerTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
 
@@ -69,7 +70,7 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
     def build(**options: Any) -> TestClient:
         options.setdefault("validate_responses", True)
-        return TestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
+        return WholeAnswerTestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
 
     return build
 
