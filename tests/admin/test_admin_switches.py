@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 import yaml
-from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -14,6 +13,7 @@ from mock_server.spec.openapi import Specs
 from tests.builders import REGISTER, event_creation, registration
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import ADMIN_HEADERS
+from tests.whole_answer_client import WholeAnswerTestClient
 
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
 NEW_ACCOUNT = "3333-000001"  # registered by the tests, in no scenario
@@ -138,10 +138,11 @@ def guarded(make_client):
 
 
 @pytest.fixture(scope="module")
-def guarded_once(specs: Specs) -> TestClient:
+def guarded_once(specs: Specs) -> WholeAnswerTestClient:
     """One app with --admin-token for the 136 refusals below (an app each cost ~20 ms: 2.5 s of CPU); a refused call
     changes nothing, so they can share it."""
-    return TestClient(create_app(Settings(admin_token="T", validate_responses=True), specs), headers=ADMIN_HEADERS)
+    app = create_app(Settings(admin_token="T", validate_responses=True), specs)
+    return WholeAnswerTestClient(app, headers=ADMIN_HEADERS)
 
 
 @pytest.mark.parametrize(
