@@ -28,6 +28,7 @@ from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
+from tests.whole_answer_client import WholeAnswerTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
 
@@ -69,7 +70,7 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
     def build(**options: Any) -> TestClient:
         options.setdefault("validate_responses", True)
-        return TestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
+        return WholeAnswerTestClient(create_app(Settings(**options), specs), headers=ADMIN_HEADERS)
 
     return build
 
@@ -131,10 +132,34 @@ def selects_marker(expression: str, marker: str) -> bool:
     return Expression.compile(expression).evaluate(carries)
 
 
+def may_select_marker(expression: str, marker: str) -> bool:
+    """Whether a `-m` expression keeps some test that carries `marker`, whatever other markers it carries too."""
+    if not expression:
+        return True
+    from _pytest.mark.expression import Expression
+
+    compiled = Expression.compile(expression)
+    others = sorted(set(compiled.idents()) - {marker})
+    if len(others) > 12:  # too many to try each combination: collect, and let -m deselect
+        return True
+    for carried in itertools.product((False, True), repeat=len(others)):
+        names = {name for name, on in zip(others, carried, strict=True) if on} | {marker}
+
+        def carries(name: str, /, **_: str | int | bool | None) -> bool:
+            return name in names  # noqa: B023  (evaluated at once, within this iteration)
+
+        if compiled.evaluate(carries):
+            return True
+    return False
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.name.endswith(f"_{EXHAUSTIVE}.py") and not selects_marker(
-        config.getoption("markexpr"), EXHAUSTIVE
-    ):
+    expression = config.getoption("markexpr")
+    if collection_path.name.endswith(f"_{EXHAUSTIVE}.py") and not selects_marker(expression, EXHAUSTIVE):
+        return True
+    # tests/e2e/ whole, when -m keeps none of its tests (every one is marked e2e): importing its modules cost each
+    # xdist worker of the default tier ~1.5 s of collection (a 200 MB gzip bomb built at import, among others).
+    if collection_path == E2E_DIRECTORY and not may_select_marker(expression, E2E):
         return True
     return None  # pytest's other rules decide
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 import httpx2
-from starlette.testclient import TestClient
 
 from mock_server.spec.openapi import Operation, SchemaCheck, Specs, load_specs
+from tests.whole_answer_client import WholeAnswerTestClient
 
 # Starlette's TestClient is an httpx2 client; a live server (MOCK_SERVER_TEST_URL) is reached with httpx.
 Client = httpx.Client | httpx2.Client
@@ -82,8 +82,9 @@ class _Unwatched:
             self.watching = True
 
 
-class WatchedTestClient(_Unwatched, TestClient):
-    """An in-process client whose responses carry a StateWatch (see the module's docstring)."""
+class WatchedTestClient(_Unwatched, WholeAnswerTestClient):
+    """An in-process client whose responses carry a StateWatch (see the module's docstring); each exchange one call
+    into its loop (tests/whole_answer_client.py)."""
 
     def request(self, method: str, url: httpx2.URL | str, **options: Any) -> httpx2.Response:
         if not self.watching:

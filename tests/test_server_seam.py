@@ -28,8 +28,11 @@ EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8
 
 def uvicorn_imports(path: Path) -> list[str]:
     """The uvicorn modules `path` imports, anywhere in it (a function's imports too)."""
+    source = path.read_text(encoding="utf-8")
+    if "uvicorn" not in source:  # an import names it in the text: no need to parse (2.4 MB of 290 files, 1.5 s)
+        return []
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names if alias.name.split(".")[0] == "uvicorn"]
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "uvicorn":

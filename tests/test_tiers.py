@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ChildProcessOutsideE2E, selects_marker, starts_e2e_child
+from tests.conftest import ChildProcessOutsideE2E, may_select_marker, selects_marker, starts_e2e_child
 
 
 @pytest.mark.parametrize(
@@ -60,6 +60,24 @@ def test_which_runs_collect_the_exhaustive_modules(expression, selected) -> None
 
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("expression", "selected"),
+    [
+        ("", True),
+        ("e2e", True),
+        ("e2e and slow", True),  # an e2e test may carry another marker too
+        ("e2e and not slow", True),
+        ("not exhaustive", True),
+        ("slow", True),
+        ("not e2e", False),
+        ("exhaustive and not e2e", False),
+        ("not slow and not browser and not cluster and not e2e and not exhaustive and not containers", False),
+    ],
+)
+def test_which_runs_collect_the_e2e_directory(expression, selected) -> None:
+    assert may_select_marker(expression, "e2e") is selected
 
 
 def test_the_default_tier_leaves_the_exhaustive_tier_to_its_target_which_ci_runs() -> None:

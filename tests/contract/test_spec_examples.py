@@ -21,6 +21,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from scripts.spec_examples import FAULTED_STATUSES, Pair, all_pairs, faults_to_inject, pairing_problems, pairs
+from tests.whole_answer_client import WholeAnswerTestClient
 
 SEED = 1
 CLOCK = datetime.fromisoformat("2026-11-21T10:00:00-03:00")
@@ -57,7 +58,7 @@ def test_the_faulted_examples_cover_every_operation_that_documents_their_status(
 @pytest.fixture(scope="module")
 def seeded(specs: Specs) -> Iterator[TestClient]:
     app = create_app(Settings(seed=SEED, clock=CLOCK, validate_responses=True), specs)
-    with TestClient(app, raise_server_exceptions=True) as client:
+    with WholeAnswerTestClient(app, raise_server_exceptions=True) as client:
         yield client
 
 

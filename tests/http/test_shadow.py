@@ -241,14 +241,19 @@ LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING_EVENT}"
 SMALL_BOUND = 2 * 1024 * 1024  # --shadow-max-body 2MiB: answers of a few MB show the bound without slowing tests
 
 
+def shadow_client(specs: Specs, url: str, **settings: Any) -> TestClient:
+    """A client (not entered yet) of the mock in shadow mode in front of the backend at `url`."""
+    settings = {"shadow_max_body": SMALL_BOUND, "shadow_timeout": 5.0, **settings}
+    return TestClient(create_app(Settings(shadow=url, **settings), specs), headers=ADMIN_HEADERS)
+
+
 @pytest.fixture
 def shadow_of(specs: Specs) -> Iterator[Any]:
     """`shadow_of(url, **settings)`: a client of the mock in shadow mode in front of the backend at `url`."""
     stack: list[TestClient] = []
 
     def start(url: str, **settings: Any) -> TestClient:
-        settings = {"shadow_max_body": SMALL_BOUND, "shadow_timeout": 5.0, **settings}
-        client = TestClient(create_app(Settings(shadow=url, **settings), specs), headers=ADMIN_HEADERS)
+        client = shadow_client(specs, url, **settings)
         stack.append(client)
         return client.__enter__()
 
@@ -283,16 +288,18 @@ def unreachable(client: TestClient, path: str = LOOKUP) -> str:
                       "(--shadow-cert): it is not for client authentication (its extended key usage)"),
     ],
 )  # fmt: skip
-def test_a_backend_refusing_the_client_certificate_is_a_502_journaled(shadow_of, test_pki, variant, reason) -> None:
+def test_a_backend_refusing_the_client_certificate_is_a_502_journaled(specs, test_pki, variant, reason) -> None:
     """A TLS alert arrives after the client's handshake, at the first read: an ssl.SSLError httpx does not wrap
     (it was a 500 internal_error)."""
     cert, key = test_pki.client(variant) if variant is not None else (None, None)
     with mock_over_mutual_tls(test_pki.server_cert, test_pki.server_key, test_pki.ca) as url:
-        client = shadow_of(url, shadow_cacert=test_pki.ca, shadow_cert=cert, shadow_key=key)
-        assert unreachable(client) == reason
-        good = shadow_of(url, shadow_cacert=test_pki.ca, shadow_cert=test_pki.client()[0],
-                         shadow_key=test_pki.client()[1])  # fmt: skip
-        assert good.get(LOOKUP).status_code == 200
+        with shadow_client(specs, url, shadow_cacert=test_pki.ca, shadow_cert=cert, shadow_key=key) as refused:
+            assert unreachable(refused) == reason
+        # Each client closed before the backend stops: the good one's kept-alive TLS connection, still open, held
+        # the backend's stop for its whole graceful-shutdown bound (10 s a test).
+        good_cert, good_key = test_pki.client()
+        with shadow_client(specs, url, shadow_cacert=test_pki.ca, shadow_cert=good_cert, shadow_key=good_key) as good:
+            assert good.get(LOOKUP).status_code == 200
 
 
 def test_a_backend_whose_certificate_is_not_trusted_is_a_502_naming_the_flag(shadow_of, test_pki) -> None:
