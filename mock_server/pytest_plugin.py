@@ -10,8 +10,9 @@ module is the fixtures over it and over the server. By default the server runs i
 127.0.0.1, port 0), started on first use, one per run. Under pytest-xdist the run has one server too, owned by the
 controller: its socket bound as the workers start, the server started when the first worker connects, as a process
 of its own (mock_server/shared_server.py: a thread of the controller would take turns with the controller's own
-work for the interpreter lock), and every worker's tests get their sessions on it. `--mock-server-url URL` uses a running server instead; each test then works in a session named
-for this process and test, so workers and concurrent CI jobs never share state.
+work for the interpreter lock), and every worker's tests get their sessions on it. `--mock-server-url URL` uses a
+running server instead; each test then works in a session named for this process and test, so workers and
+concurrent CI jobs never share state.
 
 `--mock-server-tls https` serves the in-process server over https, `mutual` over mutual TLS (a client certificate
 required), with certificates `mock-server pki init` makes in a temporary directory (needs the `tls` extra):
@@ -192,11 +193,21 @@ class _InProcessServer:
     """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py)."""
 
     def __init__(self, config: pytest.Config) -> None:
+        import gc
         from pathlib import Path
 
-        from mock_server.app import create_app
-        from mock_server.server import Server
-        from mock_server.settings import Settings
+        # The server's modules imported with the cyclic collector paused, as create_app builds: the collections
+        # their many new objects would set off walk the whole pytest process (its collected items) for nothing:
+        # what they build lives as long as the run (create_app then freezes it: server.freeze_start_objects).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            from mock_server.app import create_app
+            from mock_server.server import Server
+            from mock_server.settings import Settings
+        finally:
+            if collecting:
+                gc.enable()
 
         options: dict[str, Any] = {"port": 0, **_server_options(config)}
         if "fixtures" in options:
