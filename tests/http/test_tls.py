@@ -111,3 +111,26 @@ def test_plain_http_runs_the_protocol_it_always_ran():
     plain = protocol_class(ConnectionLimits())
     assert issubclass(plain, GuardedHttpProtocol) and not issubclass(plain, TlsHttpProtocol)
     assert issubclass(protocol_class(ConnectionLimits(), tls=True), TlsHttpProtocol)
+
+
+def test_a_tls_server_stops_without_waiting_for_an_idle_client(test_pki):
+    """An idle kept-alive client never sends close_notify: the stop used to wait for it until the graceful-shutdown
+    bound (10 s) ran out, the server thread still alive after it."""
+    import threading
+
+    import httpx
+
+    from mock_server.app import create_app
+    from mock_server.server import Server
+    from mock_server.settings import Settings
+
+    settings = Settings(port=0, tls_cert=test_pki.server_cert, tls_key=test_pki.server_key, shutdown_timeout=30.0)
+    context = server_context(test_pki.server_cert, test_pki.server_key)
+    server = Server(create_app(settings), settings, context, configure_logging=False)
+    url = server.start(10)
+    with httpx.Client(verify=client_context(test_pki, None)) as idle:
+        assert idle.get(url + "/__mock/health").status_code == 200  # its connection kept alive, then left idle
+        stopping = threading.Thread(target=server.stop, kwargs={"wait": True})
+        stopping.start()
+        stopping.join(timeout=8)  # under the 30 s bound given above: the stop waits for no idle client
+        assert not stopping.is_alive(), "the stop waited for the idle client's close_notify"
