@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shlex
 import subprocess
 import uuid
@@ -132,6 +133,9 @@ def selects_marker(expression: str, marker: str) -> bool:
     return Expression.compile(expression).evaluate(carries)
 
 
+_MARK_KEYWORDS = {"and", "or", "not", "True", "False", "None"}
+
+
 def may_select_marker(expression: str, marker: str) -> bool:
     """Whether a `-m` expression keeps some test that carries `marker`, whatever other markers it carries too."""
     if not expression:
@@ -139,7 +143,8 @@ def may_select_marker(expression: str, marker: str) -> bool:
     from _pytest.mark.expression import Expression
 
     compiled = Expression.compile(expression)
-    others = sorted(set(compiled.idents()) - {marker})
+    # The expression's names as pytest's scanner reads them (Expression.idents() is newer than pytest 8.0, the floor).
+    others = sorted(set(re.findall(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+", expression)) - _MARK_KEYWORDS - {marker})
     if len(others) > 12:  # too many to try each combination: collect, and let -m deselect
         return True
     for carried in itertools.product((False, True), repeat=len(others)):
