@@ -333,14 +333,19 @@ class _SharedServer:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         import sys
+        import sysconfig
         import tempfile
         from pathlib import Path
 
         import mock_server
 
-        # The child imports this very package, wherever this process found it (a checkout on sys.path included).
+        # The child imports this very package, wherever this process found it: a checkout found through sys.path
+        # (a rootdir, an editable install) is named to it; an installed one it finds by itself (its site-packages
+        # put on PYTHONPATH would come before the standard library).
         root = str(Path(mock_server.__file__).resolve().parent.parent)
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        environment = dict(os.environ)
+        if root not in {str(Path(path).resolve()) for path in sysconfig.get_paths().values()}:
+            environment["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         self._log = tempfile.TemporaryFile(prefix="mock-server-shared-")  # noqa: SIM115 -- kept until stop()
         descriptor = self._socket.fileno()
         return subprocess.Popen(
