@@ -190,9 +190,11 @@ def _server_options(config: pytest.Config) -> dict[str, str]:
 
 
 class _InProcessServer:
-    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py)."""
+    """create_app(Settings(...)) served in a daemon thread of this process (mock_server/server.py); on `listening`,
+    a socket bound and listening already, when one is given (the xdist controller's where no child can inherit it:
+    _SharedServer)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, listening: socket.socket | None = None) -> None:
         import gc
         from pathlib import Path
 
@@ -221,7 +223,7 @@ class _InProcessServer:
             self.pki, context = self._tls_options()
         self._server = Server(self.app, settings, context)
         try:
-            self.url = self._server.start(START_TIMEOUT)
+            self.url = self._server.start(START_TIMEOUT, [listening] if listening is not None else None)
         except RuntimeError:
             raise RuntimeError("the in-process mock server did not start") from None
         assert self._server.loop is not None  # set once started
@@ -298,6 +300,9 @@ class _InProcessServer:
 _IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did
 
 
+# The xdist run's server as a child process needs its listening socket inherited by descriptor (pass_fds): POSIX. On
+# other systems it is a thread of the controller, as it was before (slower under -n: they share one GIL).
+CHILD_PROCESS = os.name == "posix"
 _SHARED = pytest.StashKey["_SharedServer"]()  # on the xdist controller's config: the run's server, once bound
 _WORKER_URL = "mock_server_url"  # the key of the run's server URL in an xdist worker's workerinput
 
@@ -311,10 +316,12 @@ class _SharedServer:
     process, ends: at the end of the run, or when the controller dies, however it dies."""
 
     def __init__(self, config: pytest.Config) -> None:
+        self._config = config
         self._options = _server_options(config)
         self._socket = socket.create_server(("127.0.0.1", 0), backlog=1024)
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         self.process: subprocess.Popen[bytes] | None = None
+        self.server: _InProcessServer | None = None  # where there is no child process (CHILD_PROCESS)
         self._problem: str | None = None  # why the server could not be started
         self._log: IO[bytes] | None = None  # the child's standard error: what it said if it failed
         self._wake, self._waker = socket.socketpair()
@@ -325,10 +332,13 @@ class _SharedServer:
         try:
             readable, _, _ = select.select([self._socket, self._wake], [], [])
             if self._socket in readable and self._wake not in readable:
+                if not CHILD_PROCESS:
+                    self.server = _InProcessServer(self._config, self._socket)
+                    return  # it serves on the socket, in a thread of this process
                 self.process = self._spawn()
         except Exception as exc:  # the callers waiting in the backlog are refused (below), not left to time out
             self._problem = f"{type(exc).__name__}: {exc}"
-        finally:
+        if self.server is None:
             self._socket.close()  # the child holds the socket now, or no one does and its callers are refused
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -371,6 +381,9 @@ class _SharedServer:
 
     def sessions_left(self) -> list[str] | None:
         """The names of the sessions the server holds now (None: it never started, or it did not answer)."""
+        if self.server is not None:
+            sessions = self.server.app.state.sessions
+            return self.server.in_loop(lambda: [session.name for session in sessions.all()])
         if self.process is None or self.process.poll() is not None:
             return None
         import http.client
@@ -392,6 +405,8 @@ class _SharedServer:
         with contextlib.suppress(OSError):
             self._waker.send(b"x")
         self._thread.join(timeout=START_TIMEOUT)
+        if self.server is not None:
+            self.server.stop()
         process = self.process
         if process is not None:
             assert process.stdin is not None
@@ -733,7 +748,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     shared = config.stash.get(_SHARED, None)
-    if shared is not None and (shared.process is not None or shared.problem is not None):
+    started = shared is not None and (shared.process is not None or shared.server is not None)
+    if shared is not None and (started or shared.problem is not None):
         terminalreporter.write_line(_shared_text(shared))  # the xdist controller's server: up until unconfigure
     pacts = config.stash.get(_PACTS, None)
     if pacts is None or not _setting(config, "pact"):

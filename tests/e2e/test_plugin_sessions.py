@@ -501,3 +501,29 @@ def test_under_xdist_a_server_that_cannot_start_fails_the_tests_at_once_and_says
             "its process ended with status 1: *default.yaml*"
         ]
     )
+
+
+THREAD_FALLBACK_CONFTEST = """
+import os
+
+import mock_server.pytest_plugin as plugin
+
+plugin.CHILD_PROCESS = False  # as on a system without pass_fds (Windows)
+
+
+def pytest_terminal_summary(config):
+    shared = config.stash.get(plugin._SHARED, None)
+    if shared is not None:
+        print(f"\\nserved by a thread: {shared.server is not None and shared.process is None}")
+"""
+
+
+def test_under_xdist_without_a_child_process_the_controller_serves_in_a_thread(project):
+    project.makeconftest(THREAD_FALLBACK_CONFTEST)
+    project.makepyfile(test_lookups=ONE_GET_EACH)
+    result = project.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(passed=12)
+    result.stdout.fnmatch_lines(
+        ["mock-server: one server for the run, started in the xdist controller at *; sessions none left"]
+    )
+    result.stdout.fnmatch_lines(["served by a thread: True"])
