@@ -1,4 +1,5 @@
-"""The session registry's routes (/__mock/sessions): list, create explicitly, show, delete.
+"""The session registry's routes (/__mock/sessions): list, create explicitly, delete and create in one call, show,
+delete.
 
 They act on the registry, never on the calling session (SessionUse.NONE): listing or deleting makes no session.
 """
@@ -58,6 +59,13 @@ def create_session(call: Call) -> Reply:
     return Reply(201, session_info(session), headers={"Location": f"/__mock/sessions/{name}"})
 
 
+def change_sessions(call: Call) -> Reply:
+    body = call.body
+    create = [(item["name"], item.get("scenario"), item.get("seed")) for item in body.get("create", ())]
+    made, deleted = call.server.sessions.change(create, body.get("delete", ()))
+    return Reply(200, {"created": [session_info(session) for session in made], "deleted": deleted})
+
+
 def get_session(call: Call) -> Reply:
     return Reply(200, session_info(_find(call.server.sessions, call.path["name"])))
 
@@ -71,6 +79,7 @@ def delete_session(call: Call) -> Reply:
 HANDLERS: dict[str, Handler] = {
     "mockListSessions": list_sessions,
     "mockCreateSession": create_session,
+    "mockChangeSessions": change_sessions,
     "mockGetSession": get_session,
     "mockDeleteSession": delete_session,
 }

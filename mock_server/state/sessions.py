@@ -6,13 +6,21 @@ import enum
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 from operator import attrgetter
 
 from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
-from mock_server.domain.errors import ApiError, CapacityExceeded, ScenarioNotFound, SessionEvicted, TooManySessions
+from mock_server.domain.errors import (
+    ApiError,
+    CapacityExceeded,
+    ScenarioNotFound,
+    SessionAlreadyExists,
+    SessionEvicted,
+    TooManySessions,
+)
 from mock_server.domain.models import Scenario, ScheduledTransition
 from mock_server.domain.words import counted
 from mock_server.state.bounds import Bounds, ByteMeter, check_room
@@ -294,6 +302,45 @@ class Sessions:
         if session is not None and seed is not None:
             session.ids.reseed(seed)
         return session
+
+    def change(
+        self, create: Sequence[tuple[str, str | None, int | None]], delete: Sequence[str]
+    ) -> tuple[list[Session], list[str]]:
+        """What `PATCH /__mock/sessions` does: the sessions `delete` names deleted (with the records of their
+        evictions; a name there is none of: nothing to do), then each of `create` (name, scenario, seed) made as
+        `make` makes one, in one step: a test runner ends a batch of tests' sessions and makes the next batch's in
+        one call. Refused whole, before anything changes, for a scenario not found or a name taken (by a session
+        not deleted here, or twice in `create`); a creation refused for room (429) takes back what the call did
+        (sessions evicted to make room for the ones made before it stay evicted, as for any creation). The
+        sessions made, and the names deleted."""
+        scenarios = [self.scenario(scenario) if scenario is not None else None for _, scenario, _ in create]
+        deleting = dict.fromkeys(delete)
+        names: set[str] = set()
+        for name, _, _ in create:
+            if name in names or (name in self._sessions and name not in deleting):
+                raise SessionAlreadyExists(f"Session {name!r} exists already.")
+            names.add(name)
+        removed = {name: self._sessions.pop(name) for name in deleting if name in self._sessions}
+        # Records of evictions this call forgets: those it deletes, and those of names it makes again.
+        records = {name: found for name in [*deleting, *names] if (found := self.evicted.pop(name)) is not None}
+        made: list[Session] = []
+        try:
+            for (name, _, seed), scenario in zip(create, scenarios, strict=True):
+                session = self._create(name, explicit=True)
+                made.append(session)
+                if scenario is not None:
+                    session.reset(scenario)
+                if seed is not None:
+                    session.ids.reseed(seed)
+        except TooManySessions:
+            for session in made:
+                del self._sessions[session.name]
+            self._sessions.update(removed)
+            for record in records.values():
+                self.evicted.add(record)
+            raise
+        self.generation += 1
+        return made, [name for name in deleting if name in removed or name in records]
 
     def delete(self, name: str) -> bool:
         """Forget the session (or the record of its eviction); False when there is neither."""

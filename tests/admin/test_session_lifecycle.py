@@ -103,6 +103,57 @@ def test_a_refused_replacement_deletes_nothing(make_client):
     assert names(client) == ["kept", "taken"]
 
 
+def test_one_patch_deletes_a_batch_of_sessions_and_makes_the_next(make_client):
+    client = make_client()
+    for name in ("t1", "t2"):
+        assert client.post("/__mock/sessions", json={"name": name}).status_code == 201
+    assert client.post("/limits/account", json=registration(), headers=session("t1")).status_code == 201
+    create = [{"name": "t3"}, {"name": "t4", "seed": 7}, {"name": "t6", "scenario": "empty"}, {"name": "t1"}]
+    changed = client.patch("/__mock/sessions", json={"create": create, "delete": ["t1", "t2", "gone"]})
+    assert changed.status_code == 200
+    body = changed.json()
+    assert body["deleted"] == ["t1", "t2"]  # "gone" was none: nothing to do
+    assert [(s["name"], s["scenario"], s["explicit"]) for s in body["created"]] == [
+        ("t3", "default", True),
+        ("t4", "default", True),
+        ("t6", "empty", True),
+        ("t1", "default", True),  # deleted and made afresh
+    ]
+    assert names(client) == ["t3", "t4", "t6", "t1"]
+    assert client.get(f"/__mock/accounts/{ACCOUNT}", headers=session("t1")).status_code == 404  # a fresh t1
+    assert client.get(PENDING_EVENT_PATH, headers=session("t6")).status_code == 404  # the empty scenario
+    # the seed: the same ids as a session made by POST with that seed
+    assert client.post("/__mock/sessions", json={"name": "by-post", "seed": 7}).status_code == 201
+    assert first_id(client, "t4") == first_id(client, "by-post")
+    # only deletions, only creations, neither
+    assert client.patch("/__mock/sessions", json={"delete": ["t3", "t4", "t6"]}).json() == {
+        "created": [],
+        "deleted": ["t3", "t4", "t6"],
+    }
+    assert client.patch("/__mock/sessions", json={"create": [{"name": "t5"}]}).json()["deleted"] == []
+    assert client.patch("/__mock/sessions", json={}).json() == {"created": [], "deleted": []}
+    assert names(client) == ["t1", "by-post", "t5"]
+
+
+def test_a_refused_patch_deletes_and_makes_nothing(make_client):
+    client = make_client()
+    for name in ("kept", "taken"):
+        assert client.post("/__mock/sessions", json={"name": name}).status_code == 201
+    taken = client.patch("/__mock/sessions", json={"create": [{"name": "new"}, {"name": "taken"}], "delete": ["kept"]})
+    assert_error(taken, 409, "session_already_exists")
+    twice = client.patch("/__mock/sessions", json={"create": [{"name": "new"}, {"name": "new"}], "delete": ["kept"]})
+    assert_error(twice, 409, "session_already_exists")
+    missing = client.patch(
+        "/__mock/sessions", json={"create": [{"name": "new"}, {"name": "x", "scenario": "nope"}], "delete": ["kept"]}
+    )
+    assert_error(missing, 404, "scenario_not_found")
+    bad = client.patch("/__mock/sessions", json={"create": [{"name": "a b"}], "delete": ["kept", "c d"]})
+    assert_error(bad, 400, "invalid_request", fields=["create[0].name", "delete[1]"])
+    too_many = client.patch("/__mock/sessions", json={"create": [{"name": f"s{i}"} for i in range(65)]})
+    assert_error(too_many, 400, "invalid_request", fields=["create"])
+    assert names(client) == ["kept", "taken"]
+
+
 def first_id(client, name: str) -> str:
     proposal = client.post(
         "/limits/account/0001-123456/limit_update_request",

@@ -118,6 +118,21 @@ def test_when_the_records_are_full_no_session_that_needs_one_is_evicted(make):
     assert [t.name for t in sessions.tombstones()] == ["b", "c"]
 
 
+def test_a_batch_refused_for_room_takes_back_what_it_deleted_and_made(make):
+    sessions = make(2)
+    sessions.evicted = EvictionRecords(max_bytes=2 * record_bytes("a"))
+    for name in ("a", "b", "c", "d"):  # a and b evicted, their records fill the bytes
+        open_and_close(sessions, name, explicit=True)
+    # d deleted, e made in its place; f would evict c, which needs a record: refused, and e and d taken back
+    with pytest.raises(TooManySessions):
+        sessions.change([("e", None, None), ("f", None, None)], ["d"])
+    assert sorted(s.name for s in sessions.all()) == ["c", "d"]
+    assert [t.name for t in sessions.tombstones()] == ["a", "b"]
+    made, deleted = sessions.change([("e", None, 5)], ["d", "a", "nobody"])
+    assert [s.name for s in made] == ["e"] and deleted == ["d", "a"]
+    assert [s.name for s in sessions.all()] == ["c", "e"] and [t.name for t in sessions.tombstones()] == ["b"]
+
+
 def test_a_session_that_wrote_nothing_is_evicted_even_when_the_records_are_full(make):
     sessions = make(2)
     sessions.evicted = EvictionRecords(max_bytes=0)
