@@ -493,9 +493,10 @@ SEED_MAX = (1 << 63) - 1  # the admin spec's bound of a session's seed
 
 class _Run:
     """What a pytest process does once for all its `pix_mock` sessions: the options, read; the way it makes each
-    test's session and deletes it (in the in-process server's event loop, or POST /__mock/sessions and DELETE
-    /__mock/sessions/NAME to another server); and one connection pool under every test's client, built when
-    first needed (its SSL context is most of what an httpx.Client costs)."""
+    test's session and deletes it (in the in-process server's event loop; on the xdist run's own server, a batch
+    at a time, PATCH /__mock/sessions; on another server, POST /__mock/sessions and DELETE /__mock/sessions/NAME);
+    and one connection pool under every test's client, built when first needed (its SSL context is most of what an
+    httpx.Client costs)."""
 
     def __init__(self, config: pytest.Config, server_url: str) -> None:
         self.server_url = server_url
@@ -516,6 +517,11 @@ class _Run:
         # process, one call (POST /__mock/sessions with `replacing`) instead of a DELETE and a POST.
         self._next: tuple[str, str | None, int | None] | None = None
         self._replacing = True  # the server knows `replacing` (an older external one answers 400 to it)
+        # On the xdist run's own server, sessions on the run's scenario and seed are made `batch` at a time and
+        # deleted the same way, in one PATCH /__mock/sessions: a test then costs the server no call of its own.
+        self.batch = _batch_size(config) if self._local is None and server_url == _shared_url(config) else 0
+        self._ready: list[str] = []  # made by the last batch, for the tests to come: the oldest first
+        self._ended: list[str] = []  # the sessions of tests that ended, deleted by the next batch
         self._pool: httpx.HTTPTransport | None = None
         self._transport: httpx.BaseTransport | None = None
         self.pki = self._local.pki if self._local is not None else None
@@ -567,6 +573,10 @@ class _Run:
         server's --seed, if any). In-process, arguments the admin spec would refuse go over HTTP all the same, so
         that the server's own validation answers."""
         __tracebackhide__ = True
+        if self.batch and (scenario, seed) == (self.scenario, _seed(self.seed)) and _plain(scenario, seed):
+            if not self._ready:
+                self._change(self.batch)
+            return _SessionMock(self, self._ready.pop(0))
         ready, self._next = self._next, None
         if ready is not None and ready[1:] == (scenario, seed):
             return _SessionMock(self, ready[0])
@@ -611,6 +621,12 @@ class _Run:
         if self.pacts is not None and not failed:
             self.pacts.collect(self, mock, consumer)
         kept = mock.kept = failed and self.keep_failed
+        if self.batch:
+            if not kept:
+                self._ended.append(mock.name)
+            if len(self._ended) >= 2 * self.batch:  # tests on sessions of their own: no batch has deleted them
+                self._change(0)
+            return
         if self._local is not None:
             # Deleted (unless kept; not there: the test deleted it itself), and the next test's session made.
             upcoming = (_session_name(), self.scenario, _seed(self.seed))
@@ -639,6 +655,23 @@ class _Run:
         if status not in (204, 404):  # 404: the test deleted it itself
             raise _refusal("DELETE", f"{self.server_url}{path}", status, text)
 
+    def _change(self, make: int) -> None:
+        """One PATCH /__mock/sessions: the ended tests' sessions deleted, and `make` sessions on the run's scenario
+        and seed made for the tests to come."""
+        __tracebackhide__ = True
+        names = [_session_name() for _ in range(make)]
+        seed = _seed(self.seed)
+        item = {
+            **({"scenario": self.scenario} if self.scenario is not None else {}),
+            **({"seed": seed} if seed is not None else {}),
+        }
+        body = {"create": [{"name": name, **item} for name in names], "delete": self._ended}
+        status, text, again = self._call("PATCH", "/__mock/sessions", body)
+        if status != 200 and not (again and status == 409):  # 409 the second time: the first one made them
+            raise _refusal("PATCH", f"{self.server_url}/__mock/sessions", status, text)
+        self._ended = []
+        self._ready.extend(names)
+
     def kept_text(self, mock: _SessionMock) -> str:
         until = " (in-process: until this pytest process ends)" if self.in_process else ""
         return (
@@ -648,6 +681,10 @@ class _Run:
         )
 
     def close(self) -> None:
+        if self._ready or self._ended:
+            self._ended, self._ready = self._ended + self._ready, []
+            with contextlib.suppress(MockServerError):  # the server may be gone already: nothing to leave behind
+                self._change(0)
         ready, self._next = self._next, None
         if ready is not None and self._local is not None:
             self._local.delete_session(ready[0])
@@ -784,6 +821,29 @@ def _refuses_replacing(status: int, text: str) -> bool:
     except (ValueError, AttributeError):
         return False
     return any(isinstance(detail, dict) and detail.get("field") == "replacing" for detail in details)
+
+
+def _plain(scenario: str | None, seed: int | None) -> bool:
+    """Arguments the admin spec accepts (others go to the server one call at a time: its validation answers)."""
+    return scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
+
+
+def _shared_url(config: pytest.Config) -> str | None:
+    """The URL of the xdist run's own server, in a worker given one (not with --mock-server-url)."""
+    return getattr(config, "workerinput", {}).get(_WORKER_URL)
+
+
+BATCH_MAX = 16  # sessions made in one call for a worker's tests to come
+BATCH_BUDGET = 64  # at most about three times this many sessions of the run's on the server at once (of 256)
+
+
+def _batch_size(config: pytest.Config) -> int:
+    """How many sessions a worker makes at a time on the run's own server: up to BATCH_MAX, fewer with many
+    workers, so that every worker's made, used and ended sessions (three batches at most) stay well within the
+    server's 256; below 2, none (one call a test, `replacing`)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    size = min(BATCH_MAX, BATCH_BUDGET // max(workers, 1))
+    return size if size >= 2 else 0
 
 
 def _seed(text: str | None) -> int | None:

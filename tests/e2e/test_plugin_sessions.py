@@ -419,6 +419,64 @@ def test_against_another_process_a_test_costs_one_lifecycle_call(project):
     assert lifecycle == ["POST"] * 13 + ["DELETE"]
 
 
+# Under xdist, on the run's own server: sessions made and deleted a batch at a time (PATCH /__mock/sessions), each
+# worker's lifecycle calls noted by a conftest that wraps the plugin's HTTP connection for them.
+BATCHED = f"""
+import pytest
+
+@pytest.mark.parametrize("n", range(40))
+def test_pays(pix_mock, n):
+    event = pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").json()
+    assert event["status"] == "pending_conciliation"  # a session of its own: the last test's payment is not here
+    pix_mock.pay("{PENDING}")
+
+@pytest.mark.mock_server(scenario="empty")
+def test_on_another_scenario(pix_mock):
+    assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "empty"
+"""
+
+CALLS_CONFTEST = """
+import json, os, pathlib
+
+import mock_server.client as client
+
+sent = client.LifecycleConnection.call
+
+
+def noted(self, method, path, body=None):
+    with open(pathlib.Path(os.environ["CALLS_DIR"]) / str(os.getpid()), "a") as out:
+        out.write(json.dumps([method, path, body]) + "\\n")
+    return sent(self, method, path, body)
+
+
+client.LifecycleConnection.call = noted
+"""
+
+
+def test_under_xdist_sessions_are_made_and_deleted_a_batch_at_a_time(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CALLS_DIR", str(tmp_path))
+    project.makeconftest(CALLS_CONFTEST)
+    project.makepyfile(test_batched=BATCHED)
+    result = project.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(passed=41)
+    result.stdout.fnmatch_lines(["mock-server: one server for the run, * sessions none left"])
+    workers = [[json.loads(line) for line in path.read_text().splitlines()] for path in tmp_path.iterdir()]
+    calls = [call for worker in workers for call in worker]
+    # the test on another scenario: a session made for it alone; every other one came in a batch
+    assert [(m, b["scenario"]) for m, _, b in calls if m == "POST"] == [("POST", "empty")]
+    assert {(m, p) for m, p, _ in calls if m != "POST"} == {("PATCH", "/__mock/sessions")}
+    made = [item["name"] for _, _, body in calls if body and "create" in body for item in body["create"]]
+    deleted = [name for _, _, body in calls if body and "delete" in body for name in body["delete"]]
+    assert len(made) == len(set(made)) >= 40 and sorted(deleted) == sorted([*made, *post_names(calls)])
+    # A batch of 16 every 16 tests of a worker and one at its end, whatever the split: at most 4 + 2 PATCHes, and
+    # the one POST (one call a test would be 41 and more).
+    assert len(calls) <= 7
+
+
+def post_names(calls: list[Any]) -> list[str]:
+    return [body["name"] for method, _, body in calls if method == "POST"]
+
+
 HANGING = """
 import os, pathlib, time
 
