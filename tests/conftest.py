@@ -19,6 +19,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# Imported before any test: pytester's tests forget every module first imported while they run, and httpx keeps the
+# classes of the httpcore it first saw to map its errors (a pool made after such a test raises httpcore's errors
+# unmapped: a reset fault's ReadError was no httpx.TransportError when a pytester test came first in the worker).
+import httpcore  # noqa: F401
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
