@@ -290,11 +290,11 @@ class _InProcessServer:
 
         return self.in_loop(swap)
 
-    def stop(self, wait: bool = False) -> None:
-        """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps
-        for about 0.2 s (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs, and the
-        daemon thread ends by itself, or with the process."""
-        self._server.stop(wait)
+    def stop(self) -> None:
+        """Stop the server at once and wait for its thread (Server.halt): the process ends soon after, and a
+        server thread still running then could crash it; uvicorn's graceful shutdown would sleep for about 0.2 s
+        (its 0.1 s tick, then 0.1 s for the connections to close) that no test needs."""
+        self._server.halt()
 
 
 _IN_PROCESS = pytest.StashKey[_InProcessServer]()  # on the config: the server this process started, if it did

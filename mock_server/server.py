@@ -195,6 +195,18 @@ class _UvicornServer(uvicorn.Server):
             if self._owner.on_start is not None:
                 self._owner.on_start(self._owner.url)
 
+    async def halt(self) -> None:
+        """uvicorn's shutdown without its waits, then the loop stopped where it is: the listening sockets and every
+        connection closed (a request in flight gets no answer), and a few turns of the loop for their handles to
+        close (a handle left open is a ResourceWarning as the loop is freed)."""
+        for server in self.servers:
+            server.close()
+        for connection in list(self.server_state.connections):
+            connection.transport.abort()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        asyncio.get_running_loop().stop()
+
     async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
         # Here, not after serve(): uvicorn re-raises SIGTERM/SIGINT once it has shut down, so nothing after it
         # would get to run when a signal stopped the server.
@@ -234,6 +246,7 @@ class Server:
             loop_factory(settings.connection.header_timeout) if context is not None else _plain_loop_factory()
         )
         self._thread: threading.Thread | None = None
+        self._halted = False
 
     @property
     def started(self) -> bool:
@@ -263,7 +276,25 @@ class Server:
 
     def _run_in_thread(self, sockets: list[socket.socket] | None) -> None:
         with contextlib.suppress(SystemExit):  # uvicorn's exit when it cannot bind: the thread ends, start() says so
-            self.run(sockets)
+            try:
+                self.run(sockets)
+            except RuntimeError:
+                if not self._halted:
+                    raise  # else the loop stopped by halt() before serve() completed: what it asked for
+
+    def halt(self, timeout: float = 5.0) -> None:
+        """Stop the server of `start()` at once, without uvicorn's graceful shutdown (its open connections
+        dropped), and wait for its thread to end: for a process about to exit. A daemon thread whose loop still
+        runs when the interpreter finalizes can crash the process (uvloop's timers call into the finalized
+        interpreter: a segmentation fault at the end of one pytest run in ten, with the plugin's server)."""
+        loop, thread = self.loop, self._thread
+        self._uvicorn.should_exit = True
+        if loop is None or thread is None:
+            return
+        self._halted = True
+        with contextlib.suppress(RuntimeError):  # the loop is closed already: the thread has ended
+            asyncio.run_coroutine_threadsafe(self._uvicorn.halt(), loop)
+        thread.join(timeout)
 
     def stop(self, wait: bool = False) -> None:
         """Tell the server to stop. Without `wait`, the run goes on meanwhile: uvicorn's graceful shutdown sleeps

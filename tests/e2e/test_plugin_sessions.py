@@ -392,6 +392,30 @@ def test_in_process_no_session_is_left_when_the_run_ends(project, tmp_path, monk
     assert json.loads(listing.read_text())["sessions"] == []
 
 
+# Read once the run's fixtures are torn down (pytest_unconfigure comes after): whether a server thread still runs.
+THREADS_CONFTEST = """
+import os, pathlib, threading
+
+
+def pytest_unconfigure(config):
+    alive = [thread.name for thread in threading.enumerate() if thread.name == "mock-server"]
+    pathlib.Path(os.environ["THREADS"]).write_text(",".join(alive) or "none")
+"""
+
+
+def test_in_process_the_servers_thread_has_ended_before_the_process_exits(project, tmp_path, monkeypatch):
+    """A server thread whose uvloop still ran when the interpreter finalized crashed the process at its exit (a
+    segmentation fault, exit status 139, one run in ten): the run's end halts the server and waits for its thread."""
+    threads = tmp_path / "threads"
+    monkeypatch.setenv("THREADS", str(threads))
+    project.makeconftest(THREADS_CONFTEST)
+    project.makepyfile(test_lookups=ONE_GET_EACH)
+    result = project.runpytest_subprocess("-W", "error")
+    result.assert_outcomes(passed=12)
+    assert result.ret == 0
+    assert threads.read_text() == "none"
+
+
 # --- in another process: one lifecycle call a test; the run's server process ends with its controller ---------
 
 ONE_GET_EACH = f"""
