@@ -363,24 +363,34 @@ def listing(pix_mock_server):
         pathlib.Path(os.environ["LISTING"]).write_text(answer.read().decode())
 """
 
-MIXED = f"""
+
+def paying(tests: int, marker: str) -> str:
+    """A test file: `tests` tests that each find the pending event unpaid and pay it, and one on the empty scenario
+    (`marker`: the rest of its mock_server marker's arguments)."""
+    return f"""
 import pytest
 
-@pytest.mark.parametrize("n", range(3))
+@pytest.mark.parametrize("n", range({tests}))
 def test_pays(pix_mock, n):
     event = pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").json()
     assert event["status"] == "pending_conciliation"  # a session of its own: the last test's payment is not here
     pix_mock.pay("{PENDING}")
 
-@pytest.mark.mock_server(scenario="empty", seed=3)
+@pytest.mark.mock_server(scenario="empty"{marker})
 def test_on_another_scenario(pix_mock):
     assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "empty"
+"""
 
+
+MIXED = (
+    paying(3, ", seed=3")
+    + """
 def test_back_on_the_default(pix_mock):
     assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "default"
     sessions = pix_mock.client.get("/__mock/sessions").json()["sessions"]
     assert [s["name"] for s in sessions] == [pix_mock.name]  # no other test's, made or left
 """
+)
 
 
 def test_in_process_no_session_is_left_when_the_run_ends(project, tmp_path, monkeypatch):
@@ -445,19 +455,7 @@ def test_against_another_process_a_test_costs_one_lifecycle_call(project):
 
 # Under xdist, on the run's own server: sessions made and deleted a batch at a time (PATCH /__mock/sessions), each
 # worker's lifecycle calls noted by a conftest that wraps the plugin's HTTP connection for them.
-BATCHED = f"""
-import pytest
-
-@pytest.mark.parametrize("n", range(40))
-def test_pays(pix_mock, n):
-    event = pix_mock.client.get("/event_conciliation/extraordinary_event/{PENDING}").json()
-    assert event["status"] == "pending_conciliation"  # a session of its own: the last test's payment is not here
-    pix_mock.pay("{PENDING}")
-
-@pytest.mark.mock_server(scenario="empty")
-def test_on_another_scenario(pix_mock):
-    assert pix_mock.client.get("/__mock/scenarios").json()["active"] == "empty"
-"""
+BATCHED = paying(40, "")
 
 CALLS_CONFTEST = """
 import json, os, pathlib
