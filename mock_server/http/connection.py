@@ -81,9 +81,21 @@ class HeadHoldingTransport:
     not an interim 1xx) is held until the next write, which carries it; or until the connection closes, the answer
     completes (`flush`, by the protocol: a HEAD's or a 204's answer has no body write), or the event loop's next
     turn, whichever comes first, so a streaming answer's head never waits for its body. `amend` may change a head
-    before it is held. Everything else is the transport's own."""
+    before it is held. Everything else is the transport's own: what uvicorn calls at every request (`is_closing`,
+    `pause_reading`, `resume_reading`, `get_extra_info`) is the transport's own method, bound here once, with no
+    call of this class in between."""
 
-    __slots__ = ("_amend", "_held", "_loop", "_transport")
+    __slots__ = (
+        "_amend",
+        "_flush",
+        "_held",
+        "_loop",
+        "_transport",
+        "get_extra_info",
+        "is_closing",
+        "pause_reading",
+        "resume_reading",
+    )
 
     def __init__(
         self,
@@ -95,6 +107,11 @@ class HeadHoldingTransport:
         self._loop = loop
         self._amend = amend
         self._held: bytes | None = None
+        self._flush = self.flush  # bound once: scheduled at every answer
+        self.is_closing: Callable[[], bool] = transport.is_closing
+        self.pause_reading: Callable[[], None] = transport.pause_reading
+        self.resume_reading: Callable[[], None] = transport.resume_reading
+        self.get_extra_info: Callable[..., Any] = transport.get_extra_info
 
     def write(self, data: bytes | bytearray) -> None:  # what uvicorn writes
         held = self._held
@@ -103,7 +120,7 @@ class HeadHoldingTransport:
             self._transport.write(held + data)
         elif data.endswith(b"\r\n\r\n") and data.startswith(b"HTTP/1.1 ") and data[9] != 0x31:  # not 1xx
             self._held = bytes(data) if self._amend is None else self._amend(bytes(data))
-            self._loop.call_soon(self.flush)
+            self._loop.call_soon(self._flush)
         else:
             self._transport.write(data)
 
@@ -127,24 +144,15 @@ class HeadHoldingTransport:
         self.flush()
         self._transport.write_eof()
 
-    def is_closing(self) -> bool:
-        return self._transport.is_closing()
-
-    def pause_reading(self) -> None:
-        self._transport.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._transport.resume_reading()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._transport.get_extra_info(name, default)
-
     def __getattr__(self, name: str) -> Any:  # the rest of asyncio.Transport, as it is
         return getattr(self._transport, name)
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
-    """One connection. `limits` and `hosts` are set on the subclass `protocol_class` makes."""
+    """One connection. `limits` and `hosts` are set on the subclass `protocol_class` makes.
+
+    The parser's callbacks, run at every request, call uvicorn's by its class, not through `super()`: that makes a
+    super object at each call, five a request."""
 
     limits = ConnectionLimits()
     hosts = HostPolicy()
@@ -186,7 +194,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         continued = self._head_pending  # a head that began in an earlier read
         self._head_began = False
         self._read_size = len(data)
-        super().data_received(data)
+        HttpToolsProtocol.data_received(self, data)
         if self.transport.is_closing():
             return
         if self._head_pending:
@@ -246,7 +254,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     # --- the parser's callbacks ---------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        HttpToolsProtocol.on_message_begin(self)
         # uvicorn sets no extensions; the scope is typed for the standard ones only. The peer is the socket's,
         # which uvicorn's proxy headers (X-Forwarded-For) never rewrite, unlike scope["client"].
         self.scope["extensions"] = {ABORT_EXTENSION: self.drop, PEER_EXTENSION: self.client}  # type: ignore[dict-item]
@@ -260,13 +268,13 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._cancel_head_timer()
         refusal = self._refusal_of_head()
         if refusal is None:
-            super().on_headers_complete()
+            HttpToolsProtocol.on_headers_complete(self)
         else:
             # Answered in turn through uvicorn's own cycle (a pipelined request behind one still running waits for
             # it), by the refusal instead of the application, which never sees the request.
             app, self.app = self.app, error_response(refusal)
             try:
-                super().on_headers_complete()
+                HttpToolsProtocol.on_headers_complete(self)
             finally:
                 self.app = app
         if (refusal is not None or self.parser.should_upgrade()) and self.cycle is not None:
@@ -280,7 +288,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         spanned = not self._head_began or self._read_size > self.limits.max_header_bytes
         if spanned and self._parsed_head_bytes() > self.limits.max_header_bytes:
             return self._head_too_large()
-        hosts = [value for name, value in self.headers if name == b"host"]
+        hosts = []
+        for name, value in self.headers:  # a loop, not a comprehension: no function to make and call per request
+            if name == b"host":
+                hosts.append(value)
         refusal = self.hosts.refusal(hosts, self.parser.get_http_version())
         if refusal is None and self.parser.should_upgrade() and self._get_upgrade() == b"websocket":
             refusal = InvalidRequest(
@@ -302,8 +313,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         ignored, see the module's docstring), so there is nothing to warn of."""
 
     def on_message_complete(self) -> None:
-        self._cancel_body_timer()
-        super().on_message_complete()
+        if self._body_timer is not None:
+            self._cancel_body_timer()
+        HttpToolsProtocol.on_message_complete(self)
 
     def on_response_complete(self) -> None:
         cycle = self.cycle
@@ -311,9 +323,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             # Answered without reading a body that is late already, or that a client waiting for 100 Continue
             # will never send (its next request would be read as that body): no keep-alive can follow it.
             self.transport.close()
-        else:
+        elif self._holding._held is not None:
             self._holding.flush()  # a head whose answer has no body write (HEAD, 204, 304): sent now
-        super().on_response_complete()
+        HttpToolsProtocol.on_response_complete(self)
 
     # --- deadlines ----------------------------------------------------------------------------
 
@@ -368,10 +380,10 @@ class TlsHttpProtocol(GuardedHttpProtocol):
         # A TLS 1.3 client may send its request with its last handshake message: already read by the TLS layer,
         # it would still be handed over after the close above.
         if not self._refused:
-            super().data_received(data)
+            GuardedHttpProtocol.data_received(self, data)
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        GuardedHttpProtocol.on_message_begin(self)
         if self._tls is not None:
             self.scope["extensions"][TLS_EXTENSION] = self._tls  # type: ignore[assignment]
 

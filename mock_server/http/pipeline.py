@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -65,6 +65,10 @@ URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__s
 # (its bytes, by reference) only up to VERDICT_BODY_BYTES: at most 1 MiB an operation.
 MAX_VERDICTS = 256
 VERDICT_BODY_BYTES = 4096
+# Content-Length headers kept per operation (`OperationRunner._lengths`): an operation answers a few sizes again and
+# again (an event's answer is the same bytes at every lookup), and writing a number out in decimal and encoding it
+# costs more than finding it (about 700 instructions a call, valgrind). Bounded: forgotten whole beyond MAX_LENGTHS.
+MAX_LENGTHS = 256
 
 
 @dataclass(slots=True)
@@ -127,6 +131,8 @@ class OperationRunner:
         self._validates_responses = server.settings.validate_responses  # settings are frozen
         self._valid_values: set[tuple[str, str]] = set()  # (path parameter, value) found valid
         self._valid_bodies: set[bytes] = set()  # JSON bodies whose value the operation's schema found valid
+        self._lengths: dict[int, tuple[bytes, bytes]] = {}  # size -> its content-length header (MAX_LENGTHS)
+        self._cert_header = server.settings.client_cert_header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the request: the steps below, then the response, sent."""
@@ -143,7 +149,11 @@ class OperationRunner:
             if reply is None and self.public and self.server.shadow is not None:
                 reply = await self._shadowed(exchange, self.server.shadow)
             if reply is None:
-                reply = await self._handle(exchange)
+                if self._takes_body:
+                    reply = await self._handle(exchange)
+                else:  # no body to read (every GET): no coroutine to make for it
+                    answer = self._answer(exchange, MISSING, None)
+                    reply = answer if isinstance(answer, Reply) else await answer
         except RequestTimeout as error:  # the connection's answer, not the operation's: never judged by the spec
             reply = Reply.error(error)
             reply.off_spec = True
@@ -168,13 +178,13 @@ class OperationRunner:
             if exchange.session is not None:  # held since _open_session: not evicted while in flight
                 self.server.sessions.release(exchange.session)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [(b"content-length", str(len(response)).encode("latin-1")), JSON_CONTENT_TYPE],
-                }
-            )
+            size = len(response)
+            length = self._lengths.get(size)
+            if length is None:
+                if len(self._lengths) >= MAX_LENGTHS:
+                    self._lengths.clear()
+                length = self._lengths[size] = (b"content-length", str(size).encode("latin-1"))
+            await send({"type": "http.response.start", "status": status, "headers": [length, JSON_CONTENT_TYPE]})
             await send({"type": "http.response.body", "body": response})
         else:
             await response(scope, receive, send)  # type: ignore[operator]  # a Response
@@ -250,10 +260,8 @@ class OperationRunner:
         return reply
 
     async def _handle(self, exchange: Exchange) -> Reply:
-        """Read and validate the request, then let the operation's handler answer it."""
-        assert exchange.received_at is not None
-        if self._takes_body:
-            await self._read_body(exchange)
+        """Read the request's body, then `_answer` it."""
+        await self._read_body(exchange)
         body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
         if not exchange.raw_body:
             body = MISSING
@@ -261,6 +269,13 @@ class OperationRunner:
             body = parse_json(exchange.raw_body, exchange.content_type)
         else:
             body, body_problems = await self.body_rules.judge(exchange.raw_body, exchange.content_type)
+        answer = self._answer(exchange, body, body_problems)
+        return answer if isinstance(answer, Reply) else await answer
+
+    def _answer(self, exchange: Exchange, body: Any, body_problems: list[Detail] | None) -> Reply | Awaitable[Reply]:
+        """Validate the request (its body read already: `body`, or MISSING), then let the operation's handler
+        answer it (at once, or awaited by the caller)."""
+        assert exchange.received_at is not None
         path, query, body = self._validate(exchange, body, body_problems)
         call = Call(
             self.server,
@@ -272,8 +287,7 @@ class OperationRunner:
             exchange.scope,
             exchange.session_name,
         )
-        reply = self.handler(call)
-        return reply if isinstance(reply, Reply) else await reply
+        return self.handler(call)
 
     async def _shadowed(self, exchange: Exchange, shadow: Shadow) -> Reply:
         """Shadow mode: the backend's answer to the call, after the mock's own answer to it in the same session
@@ -362,7 +376,7 @@ class OperationRunner:
         if self.public and exchange.session is not None and exchange.received_at is not None:
             content_type = exchange.content_type
             scope = exchange.scope
-            cert_header = self.server.settings.client_cert_header
+            cert_header = self._cert_header
             # Plain HTTP with no --client-cert-header (nearly every call): no certificate to look for.
             certificate = (
                 client_certificate(scope, cert_header)

@@ -556,6 +556,13 @@ class Transport:
     def is_closing(self) -> bool:
         return self.ended is not None
 
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
     def get_write_buffer_size(self) -> int:
         return 7
 
