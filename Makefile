@@ -58,13 +58,11 @@ run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))  # a .venv with the dev in
 	$(BIN)/mock-server --host $(HOST) --port $(PORT) --seed $(SEED) --log-level info
 
 ## make test: the default tier, in process, on both cores (unit, API, admin, bounded schemathesis contract runs).
-## Three workers on two cores: each worker waits ~15% of its time (servers' timeouts and deadlines, sleeps, child
-## processes), a core left idle with two workers; a third fills it, for ~5 s of CPU to collect the tier once more.
-## worksteal: a worker out of tests takes half of another's queue, so the run does not end on one worker's tail.
+## worksteal: a worker out of tests takes half of the other's queue, so the run does not end on one worker's tail.
 ## PYTHONDONTWRITEBYTECODE emptied for the run: with it set (this sandbox sets it) pytest rewrote every test
 ## module's asserts again in each worker, ~7 s of CPU each; now kept in __pycache__/ (ignored by git).
 test: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 3 --dist worksteal
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 2 --dist worksteal
 
 ## make test-exhaustive: the full sweeps whose sample make test runs, in process on both cores (marker exhaustive:
 ## schemathesis's coverage phase on PUT /__mock/state, every planted defect for verify-provider); in CI after make test
