@@ -108,10 +108,11 @@ def starts_e2e_child(command: object) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def _children_are_no_xdist_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def _children_are_no_xdist_workers(request: pytest.FixtureRequest) -> None:
     """`make test-e2e` runs on pytest-xdist's workers: a child an e2e test starts is no worker of this run, so it
     does not inherit the worker's PYTEST_XDIST_* variables (a child pytest named its sessions after gw0)."""
     if request.node.get_closest_marker(E2E):
+        monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
         for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
             monkeypatch.delenv(name)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,28 +32,57 @@ def test_the_package_keeps_its_contracts() -> None:
     assert "4 kept, 0 broken" in result.stdout
 
 
-@pytest.mark.parametrize(
-    ("module", "planted", "broken"),
-    [
-        ("domain/models.py", "from mock_server.state import store", "import one way"),
-        ("state/journal.py", "from mock_server.http import pipeline", "import one way"),
-        ("api/handlers.py", "from mock_server.admin import handlers", "import one way"),
-        ("provider/flows.py", "from mock_server.app import create_app", "import one way"),
-        ("http/outbound.py", "from mock_server.provider import flows", "import one way"),
-        ("api/handlers.py", "from mock_server.http import pipeline", "not the road"),
-        ("admin/verify.py", "from mock_server.http.connection import send_json_whole", "not the road"),
-        ("domain/limits.py", "import yaml", "pure"),
-        ("wire/decoding.py", "import starlette.requests", "know nothing of HTTP"),
-    ],
-)
-def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, planted: str, broken: str) -> None:
-    """The contracts can fail: a copy of the package with one import going the wrong way is refused."""
-    shutil.copytree(PACKAGE, tmp_path / "mock_server", ignore=shutil.ignore_patterns("__pycache__", "static"))
-    target = tmp_path / "mock_server" / module
-    target.write_text(target.read_text() + f"\n{planted}\n")
-    result = lint_imports(tmp_path)
+# Imports going the wrong way, each breaking the contract named: all planted in one copy of the package, which
+# lint-imports checks once (a run costs ~0.6 s, most of it the interpreter's start and import-linter's imports).
+# Each test finds its own import, by its file and line, among those the report names under its contract: a direct
+# import is its own shortest chain, so another planted import cannot stand for it.
+PLANTED = [
+    ("domain/models.py", "from mock_server.state import store", "import one way"),
+    ("state/journal.py", "from mock_server.http import pipeline", "import one way"),
+    ("api/handlers.py", "from mock_server.admin import handlers", "import one way"),
+    ("provider/flows.py", "from mock_server.app import create_app", "import one way"),
+    ("http/outbound.py", "from mock_server.provider import flows", "import one way"),
+    ("api/handlers.py", "from mock_server.http import pipeline", "not the road"),
+    ("admin/verify.py", "from mock_server.http.connection import send_json_whole", "not the road"),
+    ("domain/limits.py", "import yaml", "pure"),
+    ("wire/decoding.py", "import starlette.requests", "know nothing of HTTP"),
+]
+
+
+@dataclass(frozen=True)
+class PlantedRun:
+    result: subprocess.CompletedProcess[str]
+    lines: dict[tuple[str, str], int]  # (module, planted import) -> its line in the planted copy
+
+
+@pytest.fixture(scope="module")
+def planted_run(tmp_path_factory: pytest.TempPathFactory) -> PlantedRun:
+    """lint-imports over a copy of the package with every PLANTED import added at the end of its module."""
+    root = tmp_path_factory.mktemp("planted")
+    shutil.copytree(PACKAGE, root / "mock_server", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    lines = {}
+    for module, planted, _ in PLANTED:
+        target = root / "mock_server" / module
+        text = target.read_text() + f"\n{planted}\n"
+        target.write_text(text)
+        lines[module, planted] = len(text.splitlines())
+    return PlantedRun(lint_imports(root), lines)
+
+
+@pytest.mark.parametrize(("module", "planted", "broken"), PLANTED)
+def test_a_forbidden_import_breaks_a_contract(planted_run: PlantedRun, module: str, planted: str, broken: str) -> None:
+    """The contracts can fail: an import going the wrong way is refused, and named under its contract."""
+    result = planted_run.result
     assert result.returncode == 1, result.stdout + result.stderr
     assert broken in " ".join(broken_contracts(result.stdout)), result.stdout
+    (report,) = [text for name, text in broken_reports(result.stdout).items() if broken in name]
+    importer = "mock_server." + module.removesuffix(".py").replace("/", ".")
+    line = planted_run.lines[module, planted]
+    # A chain of this one import, e.g. `- mock_server.domain.models -> mock_server.state.store (l.179)` and an empty
+    # line (one import may list several lines: `(l.38, l.40)`).
+    numbers = rf"\((?:l\.\d+, )*l\.{line}(?:, l\.\d+)*\)"
+    alone = re.compile(rf"^- +{re.escape(importer)} -> [\w.]+ {numbers}\n\n", re.MULTILINE)
+    assert alone.search(report), f"{importer} l.{line} is not named under the contract:\n{report}"
 
 
 def broken_contracts(report: str) -> list[str]:
@@ -59,6 +90,21 @@ def broken_contracts(report: str) -> list[str]:
     verdicts = report.split("Contracts:")[0].split("dependencies.")[-1].strip("-\n ")
     verdicts = verdicts.replace("\n", "")
     return [name for name, verdict in re.findall(r"(.+?) (KEPT|BROKEN)", verdicts) if verdict == "BROKEN"]
+
+
+# In the "Broken contracts" part of the report, each contract's name (wrapped over lines) is underlined with dashes
+# (wrapped too), then come the imports that break it.
+_CONTRACT_HEADING = re.compile(r"^((?:[^-\n][^\n]*\n)+)(?:-+\n)+", re.MULTILINE)
+
+
+def broken_reports(report: str) -> dict[str, str]:
+    """Each contract of the report's "Broken contracts" part -> what the report says breaks it."""
+    part = report.split("\nBroken contracts\n", 1)[1].lstrip("-\n")
+    headings = list(_CONTRACT_HEADING.finditer(part))
+    ends = [heading.start() for heading in headings[1:]] + [len(part)]
+    return {
+        heading[1].replace("\n", ""): part[heading.end() : end] for heading, end in zip(headings, ends, strict=True)
+    }
 
 
 def test_every_part_says_what_it_owns() -> None:
@@ -80,8 +126,11 @@ def _part(module: str) -> str | None:
     return names[1] if names[1] in PARTS else "porch"
 
 
-def _imported(tree: ast.Module) -> set[str]:
-    """The modules a file imports when it runs (not those imported only for mypy, `if TYPE_CHECKING:`)."""
+@functools.cache
+def _imported(source: str) -> frozenset[str]:
+    """The modules a file imports when it runs (not those imported only for mypy, `if TYPE_CHECKING:`). Kept per
+    source text: a copy of the package with one file changed parses that file alone again."""
+    tree = ast.parse(source)
     for_mypy = {
         id(inner)
         for node in ast.walk(tree)
@@ -96,7 +145,7 @@ def _imported(tree: ast.Module) -> set[str]:
             found.add(node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 def imports_between_parts(package: Path) -> dict[str, set[str]]:
@@ -105,7 +154,7 @@ def imports_between_parts(package: Path) -> dict[str, set[str]]:
     for file in package.rglob("*.py"):
         source = _part(".".join(("mock_server", *file.relative_to(package).with_suffix("").parts)))
         assert source is not None
-        for module in _imported(ast.parse(file.read_text(encoding="utf-8"))):
+        for module in _imported(file.read_text(encoding="utf-8")):
             target = _part(module)
             if target is not None and target != source:
                 graph.setdefault(source, set()).add(target)

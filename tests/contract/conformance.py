@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.checks import load_all_checks
+from schemathesis.core.errors import InvalidSchema
+from schemathesis.core.failures import FailureGroup, as_reported_failure
+from schemathesis.core.result import Err, Ok
+from schemathesis.pytest.lazy import get_all_tests
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 import mock_server.schemathesis_hooks  # noqa: F401  (registers the br-document generator)
@@ -58,6 +64,7 @@ def state_machine(schema: OpenApiSchema) -> Any:  # a hypothesis state machine c
 
 
 STATE_BODY = "PUT /__mock/state"
+T = TypeVar("T")
 
 
 def load(name: str) -> OpenApiSchema:
@@ -67,11 +74,30 @@ def load(name: str) -> OpenApiSchema:
     return schema
 
 
-def is_the_state_body(context: Any) -> bool:
-    return bool(context.operation.label == STATE_BODY)
+def _ok(result: Ok[T] | Err[InvalidSchema]) -> T:
+    """What schemathesis made, or the spec's problem it met, raised (the test shows it, as schemathesis's does)."""
+    if isinstance(result, Err):
+        raise result.err()
+    return result.ok()
 
 
-def the_state_body_alone(schema: OpenApiSchema) -> OpenApiSchema:
+def operations(schema: OpenApiSchema, keep: Callable[[str], bool] = lambda label: True) -> list[str]:
+    """The labels (`GET /path`) of the spec's operations that `keep` keeps: cheap, no case is built."""
+    return [label for result in schema.get_all_operations() if keep(label := _ok(result).label)]
+
+
+def run_operation(schema: OpenApiSchema, label: str, test: Callable[[schemathesis.Case[Any]], None]) -> None:
+    """`test` on every case of one operation, built now: the spec's examples, the enabled phases' cases (coverage,
+    fuzzing), with `test`'s hypothesis settings. What schemathesis's `@schema.parametrize()` builds for every
+    operation at collection, in each xdist worker; what its lazy schemas build when the test runs (their pytest
+    wrapper, `from_fixture`, reads the `Node._nodeid` pytest 9 no longer has)."""
+    load_all_checks()  # as schemathesis's pytest plugin does before it builds a test
     # `exclude` every other operation: an `include` filter would be one more alternative beside schemathesis's own
     # default filter, which matches every operation.
-    return cast(OpenApiSchema, schema.exclude(lambda context: not is_the_state_body(context)))
+    alone = cast(OpenApiSchema, schema.exclude(lambda context: context.operation.label != label))
+    (built,) = get_all_tests(schema=alone, test_func=test, settings=None, given_kwargs=None)
+    _, run = _ok(built)
+    try:
+        run()
+    except FailureGroup as failures:  # reported as schemathesis's pytest plugin reports them
+        raise as_reported_failure(failures) from None

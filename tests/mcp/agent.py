@@ -12,14 +12,25 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import Client
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.threaded_server import threaded_server
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+
+def mcp_client(target: Any, **options: Any) -> Client:
+    """The SDK's `mcp.Client`, its ~0.9 s of imports made by the first test that needs it: at collection, every
+    xdist worker paid them for the tests one of them runs."""
+    from mcp import Client
+
+    return Client(target, **options)
+
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 BEGIN, END = "<!-- journey: written by python -m tests.mcp.agent -->", "<!-- /journey -->"
@@ -86,7 +97,7 @@ def run_journey() -> list[Step]:
     app = create_app(journey_settings())
 
     async def main(port: int) -> list[Step]:
-        async with Client(f"http://127.0.0.1:{port}/__mock/mcp") as client:
+        async with mcp_client(f"http://127.0.0.1:{port}/__mock/mcp") as client:
             return await journey(client)
 
     with threaded_server(app) as port:

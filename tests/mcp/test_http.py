@@ -11,31 +11,41 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.mcp.streamable import own_session
 from mock_server.mcp.tools import tools_of
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
-from tests.mcp.agent import documented, journey, journey_settings, render
+from tests.mcp.agent import documented, journey, journey_settings, mcp_client, render
 from tests.threaded_server import threaded_server
 
 TOKEN = "s3cret-token"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
+
+
+def handshake_versions() -> tuple[str, ...]:
+    """The SDK's protocol revisions that open a session (imported here, not at collection: tests/mcp/agent.py)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    return tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+INITIALIZE = "initialize"  # a parameter for initialize()'s body, made when the test runs
+
+
+def initialize() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": handshake_versions()[-1],
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+
+
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -61,11 +71,11 @@ def test_the_official_client_lists_a_tool_per_operation_with_the_specs_schemas(s
     expected = tools_of(specs)
 
     async def listed() -> tuple[str | None, list[Any]]:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             return client.session.protocol_version, (await client.list_tools()).tools
 
     version, tools = run(listed)
-    assert version in HANDSHAKE_PROTOCOL_VERSIONS  # the session-based revision: the client fell back to it
+    assert version in handshake_versions()  # the session-based revision: the client fell back to it
     by_name = {tool.name: tool for tool in tools}
     public = {op.operation_id for op in specs.public.operations.values()}
     assert len(public) == 7 and public <= set(by_name)
@@ -86,14 +96,14 @@ def test_a_request_of_the_stateless_revision_is_refused_naming_the_session_based
     assert answer.status_code == 400
     error = answer.json()["error"]
     assert error["code"] == -32022
-    assert error["data"]["supported"] == list(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert error["data"]["supported"] == list(handshake_versions())
 
 
 def test_a_scripted_agent_registers_raises_advances_and_reads_and_the_journal_shows_it(server) -> None:
     base, _ = server
 
     async def agent() -> tuple[list[Any], list[str], dict[str, Any]]:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             steps = await journey(client)
             [mine] = mcp_sessions(base)  # seen by any admin client while the agent works
             journal = httpx.get(f"{base}/__mock/requests", headers={"X-Mock-Session": mine}, timeout=10).json()
@@ -122,7 +132,7 @@ def test_the_calls_count_in_the_servers_coverage(server) -> None:
     base, _ = server
 
     async def agent() -> None:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": "nope"})
 
     httpx.delete(f"{base}/__mock/coverage", headers={"X-Mock-Admin": "1"}, timeout=10)
@@ -136,7 +146,7 @@ def test_a_contract_error_is_a_result_not_a_protocol_failure(server) -> None:
     base, _ = server
 
     async def agent() -> Any:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             return await client.call_tool("mockGetAccount", {"account_id": "9999-999999"})
 
     result = run(agent)
@@ -150,7 +160,7 @@ def test_a_call_naming_a_session_works_there_and_that_session_outlives_the_mcp_s
     base, _ = server
 
     async def agent() -> None:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             answer = await client.call_tool(
                 "mockSetClock", {"session": "shared-by-name", "body": {"now": "2026-11-21T10:00:00-03:00"}}
             )
@@ -174,7 +184,7 @@ def test_sixteen_agents_at_once_each_register_the_same_account_and_see_only_thei
             "registration_date": "2026-11-20T09:00:00-03:00",
             "limit": {"pix": {"withdraw": window}},
         }
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             created = await client.call_tool("registerAccountLimit", {"body": registration})
             read = await client.call_tool("mockGetAccount", {"account_id": "0003-000016"})
         body = read.structured_content["body"]
@@ -198,7 +208,7 @@ def test_resources_are_the_two_specs(server) -> None:
     base, _ = server
 
     async def agent() -> tuple[list[str], str]:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             listed = [str(r.uri) for r in (await client.list_resources()).resources]
             read = await client.read_resource("mock-server:///__mock/openapi.yaml")
             return listed, read.contents[0].text  # type: ignore[union-attr]
@@ -225,7 +235,7 @@ def test_a_get_opens_no_stream(server) -> None:
 )
 def test_a_page_on_another_origin_cannot_call_it(server, headers) -> None:
     base, _ = server
-    answer = httpx.post(f"{base}/__mock/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, **headers})
+    answer = httpx.post(f"{base}/__mock/mcp", content=json.dumps(initialize()), headers={**MCP_HEADERS, **headers})
     assert answer.status_code == 403
     assert answer.json()["code"] == "cross_origin_request"
 
@@ -233,8 +243,8 @@ def test_a_page_on_another_origin_cannot_call_it(server, headers) -> None:
 def test_the_host_rule_is_the_servers_and_allowed_hosts_is_the_one_list_of_names() -> None:
     with threaded_server(create_app(Settings()), allowed_hosts=["mock.example"]) as port:
         url = f"http://127.0.0.1:{port}/__mock/mcp"
-        refused = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "rebound.example"}, timeout=10)
-        answered = httpx.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "mock.example"}, timeout=10)
+        refused = httpx.post(url, json=initialize(), headers={**MCP_HEADERS, "Host": "rebound.example"}, timeout=10)
+        answered = httpx.post(url, json=initialize(), headers={**MCP_HEADERS, "Host": "mock.example"}, timeout=10)
     assert refused.status_code == 403
     assert refused.json()["code"] == "host_not_allowed"
     assert answered.status_code == 200  # the SDK does not refuse a name --allowed-hosts lists
@@ -246,13 +256,15 @@ def test_the_host_rule_is_the_servers_and_allowed_hosts_is_the_one_list_of_names
     [
         ("[" * 300 + "]" * 300, "application/json", 400, "malformed_json"),
         ("{not json", "application/json", 400, "malformed_json"),
-        (json.dumps(INITIALIZE), "text/plain", 415, "unsupported_media_type"),
+        (INITIALIZE, "text/plain", 415, "unsupported_media_type"),
     ],
 )
 def test_a_body_that_is_no_acceptable_json_is_refused_in_the_contracts_body(
     server, content, content_type, status, code
 ) -> None:
     base, _ = server
+    if content == INITIALIZE:
+        content = json.dumps(initialize())
     answer = httpx.post(
         f"{base}/__mock/mcp", content=content, headers={**MCP_HEADERS, "Content-Type": content_type}, timeout=10
     )
@@ -267,12 +279,14 @@ def guarded() -> Iterator[str]:
 
 
 def test_with_an_admin_token_a_client_without_it_is_refused(guarded) -> None:
-    answer = httpx.post(f"{guarded}/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS, timeout=10)
+    from mcp.shared.exceptions import MCPError
+
+    answer = httpx.post(f"{guarded}/__mock/mcp", json=initialize(), headers=MCP_HEADERS, timeout=10)
     assert answer.status_code == 401
     assert answer.json()["code"] == "unauthorized"
 
     async def without() -> None:
-        async with Client(f"{guarded}/__mock/mcp"):
+        async with mcp_client(f"{guarded}/__mock/mcp"):
             pass
 
     with pytest.raises(BaseExceptionGroup) as refused:
@@ -281,10 +295,12 @@ def test_with_an_admin_token_a_client_without_it_is_refused(guarded) -> None:
 
 
 def test_with_an_admin_token_a_client_with_it_works(guarded) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
     async def with_token() -> Any:
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
-            Client(streamable_http_client(f"{guarded}/__mock/mcp", http_client=http)) as client,
+            mcp_client(streamable_http_client(f"{guarded}/__mock/mcp", http_client=http)) as client,
         ):
             return await client.call_tool("mockGetClock", {})
 
@@ -292,6 +308,8 @@ def test_with_an_admin_token_a_client_with_it_works(guarded) -> None:
 
 
 def test_the_mcp_sessions_own_session_is_named_after_a_digest_of_its_id() -> None:
+    from mock_server.mcp.streamable import own_session
+
     name = own_session("0123456789abcdef0123456789abcdef")
     assert name.startswith("mcp-") and len(name) == 20 and "0123456789abcdef" not in name
 
@@ -312,7 +330,7 @@ def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
     base, _ = server
 
     async def agent() -> Any:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
             armed = await client.call_tool("mockCreateFault", {"body": fault})
             assert armed.structured_content["status"] == 201, armed.structured_content
@@ -326,7 +344,7 @@ def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
 
 def test_without_the_admin_plane_there_is_no_mcp_endpoint() -> None:
     client = TestClient(create_app(Settings(admin=False)))
-    answer = client.post("/__mock/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    answer = client.post("/__mock/mcp", json=initialize(), headers=MCP_HEADERS)
     assert answer.status_code == 404
     assert answer.json()["code"] == "not_found"
 
@@ -335,7 +353,7 @@ def test_a_client_pointed_at_a_session_url_works_in_that_session(server) -> None
     base, _ = server
 
     async def agent() -> Any:
-        async with Client(f"{base}/__session/agent-by-url/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__session/agent-by-url/__mock/mcp") as client:
             return await client.call_tool("mockReset", {})
 
     assert run(agent).structured_content["status"] == 200
@@ -350,7 +368,7 @@ def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch)
     app = create_app(Settings())
 
     async def idle_agent(base: str) -> tuple[list[str], list[str]]:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             await client.call_tool("mockReset", {})
             listed = await client.call_tool("mockListSessions", {})  # in flight: the session cannot go idle here
             working = [s["name"] for s in listed.structured_content["body"]["sessions"] if s["name"].startswith("mcp-")]
@@ -375,7 +393,7 @@ def test_what_an_agent_did_is_verified_and_exported_as_any_clients_calls(server)
     }
 
     async def agent() -> tuple[Any, Any]:
-        async with Client(f"{base}/__mock/mcp") as client:
+        async with mcp_client(f"{base}/__mock/mcp") as client:
             await client.call_tool("registerAccountLimit", {"body": registration})
             verified = await client.call_tool(
                 "mockVerify", {"body": {"operation_id": "registerAccountLimit", "status": 201, "times": 1}}

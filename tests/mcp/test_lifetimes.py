@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from mock_server.mcp.streamable import Lifetimes
+if TYPE_CHECKING:
+    from mock_server.mcp.streamable import Lifetimes
 
 
 class Clock:
@@ -16,6 +19,8 @@ class Clock:
 
 
 def opened(idle: float = 10.0) -> tuple[Lifetimes, list[str], Clock]:
+    from mock_server.mcp.streamable import Lifetimes  # with the MCP SDK: imported by the worker that runs this
+
     ended: list[str] = []
     clock = Clock()
     lifetimes = Lifetimes(ended.append, idle, clock)

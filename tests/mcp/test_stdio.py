@@ -5,21 +5,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
 from mock_server.mcp.tools import tools_of
 from mock_server.spec.openapi import Specs
-from tests.mcp.agent import START, journey
+from tests.mcp.agent import START, journey, mcp_client
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
 pytestmark = pytest.mark.e2e
 COMMAND = [sys.executable, "-m", "mock_server", "mcp"]
 
 
 def stdio(*args: str) -> StdioServerParameters:
+    from mcp import StdioServerParameters  # not at collection: every worker of the default tier collects this module
+
     return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], *args])
 
 
@@ -28,7 +32,7 @@ def test_the_official_client_lists_a_tool_per_operation_over_stdio(specs: Specs)
 
     async def listed() -> list[Any]:
         with anyio.fail_after(120):
-            async with Client(stdio()) as client:
+            async with mcp_client(stdio()) as client:
                 return (await client.list_tools()).tools
 
     tools = {tool.name: tool for tool in anyio.run(listed)}
@@ -43,7 +47,7 @@ def test_the_official_client_lists_a_tool_per_operation_over_stdio(specs: Specs)
 def test_the_journey_over_stdio_with_the_token_the_server_was_given() -> None:
     async def agent() -> list[Any]:
         with anyio.fail_after(120):
-            async with Client(stdio("--clock", START.isoformat(), "--admin-token", "t0ken")) as client:
+            async with mcp_client(stdio("--clock", START.isoformat(), "--admin-token", "t0ken")) as client:
                 return await journey(client)
 
     steps = anyio.run(agent)

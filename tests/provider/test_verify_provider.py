@@ -9,6 +9,7 @@ import re
 import socket
 import ssl
 import subprocess
+import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -470,12 +471,18 @@ def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) ->
     """Shrinking replays shorter flows: against calls that time out, each replay cost a --timeout per step."""
     app = mock_app()
     calls = 0
+    verified = threading.Event()
 
     async def only_the_first_call_answered_in_time(scope: Scope, receive: Receive, send: Send) -> None:
         nonlocal calls
         calls += 1
         if calls > 1:
-            await asyncio.sleep(2)
+            # Held past the --timeout until the run is over (10 s at most): the server's stop waits for the calls
+            # still in flight, which a sleep of a fixed 2 s kept there for ~1.5 s after the run.
+            for _ in range(200):
+                if verified.is_set():
+                    break
+                await asyncio.sleep(0.05)
         await app(scope, receive, send)
 
     # 0.6 s: the first call, the probe, must be answered in time on a busy machine too (its schemas compile then).
@@ -483,6 +490,7 @@ def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) ->
     # 65 calls of 0.6 s each 4 at a time, took 13 s to show the same.
     with serve(only_the_first_call_answered_in_time) as url:
         status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.6", "--quiet", "--flows", "12")
+        verified.set()
     assert status == 1
     assert "got no answer (no whole answer within --timeout 0.6 s)" in out
     checked = int(re.search(r"^(\d+) checks in", out, re.MULTILINE)[1])  # type: ignore[index]
