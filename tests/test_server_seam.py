@@ -148,20 +148,19 @@ def test_the_first_app_or_server_of_a_process_freezes_what_start_up_built_and_a_
     assert collecting  # create_app paused the collector while it built, and no longer
 
 
-def test_halt_ends_the_server_thread_at_once_dropping_open_connections(specs: Specs) -> None:
+def test_halt_ends_the_server_thread_at_once_dropping_open_connections(
+    specs: Specs, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The pytest plugin's in-process server is halted as its run ends: a daemon thread whose uvloop still ran when
     the interpreter finalized crashed the process (SIGSEGV in uvloop's timer callback, one run in ten)."""
-    errors: list[BaseException] = []
-    hook, threading.excepthook = threading.excepthook, lambda args: errors.append(args.exc_value)  # type: ignore[assignment]
-    try:
-        server = seam.Server(create_app(Settings(port=0), specs=specs), Settings(port=0))
-        url = server.start()
-        with httpx.Client(base_url=url) as client:  # a kept-alive connection open as it halts
-            assert client.get("/__mock/health").status_code == 200
-            server.halt()
-            assert server._thread is not None and not server._thread.is_alive()
-            with pytest.raises(httpx.TransportError):
-                client.get("/__mock/health")
-    finally:
-        threading.excepthook = hook
+    errors: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    server = seam.Server(create_app(Settings(port=0), specs=specs), Settings(port=0))
+    url = server.start()
+    with httpx.Client(base_url=url) as client:  # a kept-alive connection open as it halts
+        assert client.get("/__mock/health").status_code == 200
+        server.halt()
+        assert server._thread is not None and not server._thread.is_alive()
+        with pytest.raises(httpx.TransportError):
+            client.get("/__mock/health")
     assert errors == []  # the loop stopped before serve() completed: no "Exception in thread mock-server"
