@@ -72,7 +72,10 @@ def notification_status(current: Mapping[str, Sequence[LimitWindow]], proposed: 
 
 
 def apply_change(current: Limits, proposed: Limits) -> Limits:
-    """The modes a proposal names replace the current windows of those modes; the others stay."""
+    """The modes a proposal names replace the current windows of those modes; the others stay. A proposal that
+    names every current mode is the new limits itself, not a copy: limits are never changed in place."""
+    if current.keys() <= proposed.keys():
+        return proposed
     return {**current, **proposed}
 
 

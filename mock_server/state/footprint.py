@@ -158,16 +158,28 @@ _PROPOSAL_FIXED = (
 )
 
 
+# What sys.getsizeof adds to a dict's own __sizeof__ (the collector's header): called directly, __sizeof__ costs a
+# tenth of getsizeof's generic lookup.
+_DICT_HEADER = sys.getsizeof({}) - {}.__sizeof__()
+
+
 def limits_bytes(limits: Limits) -> int:
     """At least `footprint(limits)`, counted from how many windows each mode has."""
-    return sys.getsizeof(limits) + len(limits) * MODE_BYTES + sum(map(len, limits.values())) * WINDOW_BYTES
+    return limits.__sizeof__() + _DICT_HEADER + len(limits) * MODE_BYTES + sum(map(len, limits.values())) * WINDOW_BYTES
 
 
-def proposal_bytes(proposal: Proposal) -> int:
-    """At least `footprint(proposal)` (its id and event_date are as long as the mock writes them)."""
-    total = _PROPOSAL_FIXED + limits_bytes(proposal.pix)
+def proposal_bytes(proposal: Proposal, pix_bytes: int | None = None) -> int:
+    """At least `footprint(proposal)` (its id and event_date are as long as the mock writes them; `pix_bytes`:
+    `limits_bytes(proposal.pix)` when the caller has it). The status words are nearly always the shared ones,
+    which cost nothing: each is looked for by itself, with no loop."""
     free = _FREE
-    for text in (proposal.target, proposal.analysis_status, proposal.client_notification_status, proposal.status):
-        if id(text) not in free:  # `_text`, inline: the status words are nearly always the shared ones
-            total += sys.getsizeof(text)
+    total = _PROPOSAL_FIXED + (limits_bytes(proposal.pix) if pix_bytes is None else pix_bytes)
+    if id(proposal.target) not in free:
+        total += sys.getsizeof(proposal.target)
+    if id(proposal.analysis_status) not in free:
+        total += sys.getsizeof(proposal.analysis_status)
+    if id(proposal.client_notification_status) not in free:
+        total += sys.getsizeof(proposal.client_notification_status)
+    if id(proposal.status) not in free:
+        total += sys.getsizeof(proposal.status)
     return total

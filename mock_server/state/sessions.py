@@ -8,8 +8,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from functools import partial
-from operator import attrgetter
 
 from mock_server.domain.clock import Clock, local_date
 from mock_server.domain.conversions import uuid_text
@@ -60,10 +58,9 @@ class Session:
         # Every byte the session holds beyond its seed, against --max-session-bytes: its store's own records,
         # its schedules, its snapshots (the journal and the faults have bounds of their own).
         self.meter = ByteMeter(bounds.max_session_bytes)
-        # Read through whatever store, schedules and snapshots the session holds then; C-level getters, not lambdas:
-        # the meter reads them at every write.
-        for part in ("store", "schedules", "snapshots"):
-            self.meter.count(partial(attrgetter(f"{part}.held_bytes"), self))
+        # Read through whatever store, schedules and snapshots the session holds then, in one call: the meter reads
+        # it at every write (a limit change among them), where three getters cost a tenth of the change's accounting.
+        self.meter.count(self._held_bytes)
         self.store = Store(scenario, bounds, self.meter)
         # The events' answers, encoded once per version: shared by every session, as the seed is.
         self.encoded_events = encoded_events if encoded_events is not None else EncodedEvents()
@@ -101,6 +98,10 @@ class Session:
         self.ids.reset()
         self.schedules.load(self.scenario.schedules)
         self.divergences.reset()
+
+    def _held_bytes(self) -> int:
+        """What the session's bound counts: its store's own records, its schedules and its snapshots."""
+        return self.store.held_bytes + self.schedules.held_bytes + self.snapshots.held_bytes
 
     # --- state: loaded, snapshotted, restored ------------------------------------------------------
 

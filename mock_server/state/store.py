@@ -318,8 +318,10 @@ class Store:
             _UUID_SHAPE, ACCOUNT_TARGET, current.limits, pix, current.outcomes.limit_update_request, APPLIED, now
         )
         limits = limit_rules.apply_change(current.limits, pix) if proposal.status == APPLIED else current.limits
-        proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
-        more = proposal_cost + self._limits_change(current.limits, limits)
+        pix_bytes = limits_bytes(pix)
+        proposal_cost = proposal_bytes(proposal, pix_bytes) + _PROPOSAL_SLOTS
+        # The new limits are nearly always the proposal's own (it names every mode the account has): measured once.
+        more = proposal_cost + self._limits_change(current.limits, limits, pix_bytes if limits is pix else None)
         account = self._writable_account(account_id, more, "The proposal")
         proposal.limit_update_request_id = new_id()
         account.limits = limits
@@ -391,8 +393,9 @@ class Store:
         # The list's proposal has no "applied" status of its own: it takes effect when approved.
         approved = proposal.analysis_status == AUTOMATICALLY_APPROVED
         limits = limit_rules.apply_change(current, pix) if approved else current
-        proposal_cost = proposal_bytes(proposal) + _PROPOSAL_SLOTS
-        more = proposal_cost + self._limits_change(current, limits)
+        pix_bytes = limits_bytes(pix)
+        proposal_cost = proposal_bytes(proposal, pix_bytes) + _PROPOSAL_SLOTS
+        more = proposal_cost + self._limits_change(current, limits, pix_bytes if limits is pix else None)
         account = self._writable_account(account_id, more, "The proposal")
         proposal.limit_update_request_id = new_id()
         self._recipient_list(account).limits = limits
@@ -510,13 +513,15 @@ class Store:
         for found in gone:
             self.remove_recipient(account_id, found)
 
-    def _limits_change(self, old: Limits, new: Limits) -> int:
-        """The bytes `new` holds more than `old` (nothing to measure when a change was not applied)."""
+    def _limits_change(self, old: Limits, new: Limits, new_bytes: int | None = None) -> int:
+        """The bytes `new` holds more than `old` (nothing to measure when a change was not applied; `new_bytes`:
+        `limits_bytes(new)` when the caller has it)."""
         if new is old:
             return 0
         measured, measured_bytes = self._measured_limits
         old_bytes = measured_bytes if measured is old else limits_bytes(old)
-        new_bytes = limits_bytes(new)
+        if new_bytes is None:
+            new_bytes = limits_bytes(new)
         self._measured_limits = (new, new_bytes)
         return new_bytes - old_bytes
 
