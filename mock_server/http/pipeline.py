@@ -392,9 +392,9 @@ class OperationRunner:
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
                 response if isinstance(response, bytes) else bytes(response.body),  # the same object: bytes
-                request_headers=exchange.raw_headers,  # by reference: decoded when the journal is read
-                injected=reply.injected,
-                client_certificate=certificate,
+                exchange.raw_headers,  # request_headers, by reference: packed into one bytes object
+                reply.injected,
+                certificate,  # positional, as the ones before: keywords cost more, at every public call
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count

@@ -167,7 +167,6 @@ class Journal:
         request_raw: bytes,
         request_is_json: bool,
         response_raw: bytes,
-        *,
         request_headers: RawHeaders = (),
         injected: bool = False,
         client_certificate: ClientCertificate | None = None,
@@ -192,8 +191,12 @@ class Journal:
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
         entries, usage, budget = self._entries, self._usage, self._budget
-        while entries and (len(entries) >= JOURNAL_SIZE or usage.bytes + cost > self.max_bytes):
-            dropped = entries.popleft()[_COST]  # _drop_oldest, inline: a full journal drops one at each call
+        if len(entries) >= JOURNAL_SIZE:  # _drop_oldest, inline: a full journal drops one at each call
+            dropped = entries.popleft()[_COST]
+            usage.bytes -= dropped
+            budget.used -= dropped
+        while entries and usage.bytes + cost > self.max_bytes:
+            dropped = entries.popleft()[_COST]
             usage.bytes -= dropped
             budget.used -= dropped
         budget._seq = seq = budget._seq + 1
