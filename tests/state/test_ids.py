@@ -27,3 +27,24 @@ def test_a_seeded_session_repeats_its_ids_after_a_reset_and_differs_from_another
 
 def test_unseeded_sources_differ() -> None:
     assert IdSource(None, "a").new_uuid() != IdSource(None, "a").new_uuid()
+
+
+def test_a_saved_source_goes_on_with_the_same_ids_whatever_its_batch_had_drawn() -> None:
+    ids, reference = IdSource(3, "s"), IdSource(3, "s")
+    expected = [reference.new_uuid() for _ in range(300)]
+    handed = [ids.new_uuid() for _ in range(100)]  # mid-batch: batches of 1, 2, 4, ... 64 drew more than 100
+    saved = ids.saved()
+    assert saved["drawn"], "the last batch still holds ids"
+    again = IdSource(None, "other")
+    again.restore(saved)
+    assert handed + [again.new_uuid() for _ in range(200)] == expected
+
+
+def test_a_state_saved_before_ids_were_drawn_in_batches_goes_on_from_its_generator() -> None:
+    bits = random.Random("5:old")
+    for _ in range(10):
+        bits.getrandbits(128)
+    version, internal, gauss = bits.getstate()
+    ids = IdSource(None, "x")
+    ids.restore({"seed": 5, "session": "old", "state": [version, list(internal), gauss]})
+    assert [ids.new_uuid() for _ in range(70)] == [str(uuid.UUID(int=bits.getrandbits(128), version=4)) for _ in range(70)]
