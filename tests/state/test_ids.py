@@ -47,4 +47,5 @@ def test_a_state_saved_before_ids_were_drawn_in_batches_goes_on_from_its_generat
     version, internal, gauss = bits.getstate()
     ids = IdSource(None, "x")
     ids.restore({"seed": 5, "session": "old", "state": [version, list(internal), gauss]})
-    assert [ids.new_uuid() for _ in range(70)] == [str(uuid.UUID(int=bits.getrandbits(128), version=4)) for _ in range(70)]
+    expected = [str(uuid.UUID(int=bits.getrandbits(128), version=4)) for _ in range(70)]
+    assert [ids.new_uuid() for _ in range(70)] == expected
