@@ -587,7 +587,7 @@ class PathEndpoint:
         method = scope["method"]
         runner = self.dispatch.get(method)
         raw_path = scope.get("raw_path") or b""
-        if b"%" in raw_path and b"%2f" in raw_path.lower():
+        if raw_path.find(b"%") >= 0 and raw_path.lower().find(b"%2f") >= 0:  # find(): see http/application.py
             # The route was matched on the decoded path, where this `/` split an id in two: no id holds one.
             response = error_response(
                 NotFound(f"No such path: {Request(scope).url.path} (an id never holds an encoded slash, %2F).")

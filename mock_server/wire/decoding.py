@@ -157,7 +157,8 @@ def parse_json(raw: bytes, content_type: str | None) -> Any:
         got = content_type or "no Content-Type"
         raise UnsupportedMediaType(f"Content-Type must be application/json, got {got}.")
     shape = raw.translate(_SHAPE)
-    if b"0." not in shape and _LONG_INTEGER not in shape:
+    # find(), not `in`: `bytes in bytes` first tries its operand as an integer, and formats and drops a TypeError.
+    if shape.find(b"0.") < 0 and shape.find(_LONG_INTEGER) < 0:
         try:
             value = orjson.loads(raw)  # valid UTF-8 and no lone surrogate, or it raises
         except orjson.JSONDecodeError:
