@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -36,20 +37,36 @@ def image_build() -> ModuleType:
     return module
 
 
-def _wait_for_api(socket: Path, service: subprocess.Popen[bytes]) -> None:
+def _listening(path: Path) -> bool:
+    """Whether the service accepts on its socket yet: probed with a socket of our own, closed either way.
+
+    httpx's UDS transport (httpcore 1.0.9, `connect_unix_socket`) leaves its socket open when the connect fails, and
+    pytest turns the ResourceWarning into an error of whichever test it lands in (CI, 2026-11-27: a setup error).
+    """
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def _wait_for_api(path: Path, service: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + SERVICE_START_TIMEOUT
-    transport = httpx.HTTPTransport(uds=str(socket))
+    transport = httpx.HTTPTransport(uds=str(path))
     with httpx.Client(transport=transport, base_url="http://podman", timeout=2) as api:
         while time.monotonic() < deadline:
             if service.poll() is not None:
                 raise RuntimeError(f"podman system service exited {service.returncode} before answering")
-            try:
-                if api.get("/_ping").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
+            if _listening(path):
+                try:
+                    if api.get("/_ping").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
             time.sleep(0.1)
-    raise RuntimeError(f"podman system service did not answer on {socket} within {SERVICE_START_TIMEOUT:g} s")
+    raise RuntimeError(f"podman system service did not answer on {path} within {SERVICE_START_TIMEOUT:g} s")
 
 
 @pytest.fixture(scope="session")
@@ -62,18 +79,18 @@ def docker_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     podman = shutil.which("podman")
     if podman is None:
         pytest.fail("no DOCKER_HOST and no podman: run `make test-containers`, which installs podman")
-    socket = tmp_path_factory.mktemp("podman") / "podman.sock"
+    path = tmp_path_factory.mktemp("podman") / "podman.sock"
     environment = {**os.environ, "CONTAINERS_CONF": str(image_build().containers_conf())}
     service = subprocess.Popen(
-        [podman, "system", "service", "--time=0", f"unix://{socket}"],
+        [podman, "system", "service", "--time=0", f"unix://{path}"],
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     saved = {name: os.environ.get(name) for name in ("DOCKER_HOST", "TESTCONTAINERS_RYUK_DISABLED")}
     try:
-        _wait_for_api(socket, service)
-        os.environ["DOCKER_HOST"] = f"unix://{socket}"
+        _wait_for_api(path, service)
+        os.environ["DOCKER_HOST"] = f"unix://{path}"
         os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
         # testcontainers reads its configuration once, when first imported: set it where it keeps it.
         from testcontainers.core.config import ConnectionMode, testcontainers_config
