@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.cluster_bench import bench_cluster
-from bench.cpu_cost import bench_cpu
+from bench.cpu_cost import ROUNDS, SECONDS, bench_cpu
 from bench.fixture_cost import bench_fixture_cost
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
 from bench.report import Results, RunInfo, git_revision, render
@@ -54,9 +54,11 @@ def _parser() -> argparse.ArgumentParser:
         help="warm-up of Prism and WireMock per row (WireMock's JIT needs a long one to reach speed)",
     )
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--cpu-rounds", type=int, default=7, help="interleaved rounds of the CPU-per-request section")
     parser.add_argument(
-        "--cpu-seconds", type=float, default=5.0, help="seconds of load per endpoint, server and round there"
+        "--cpu-rounds", type=int, default=ROUNDS, help="interleaved rounds of the CPU-per-request section"
+    )
+    parser.add_argument(
+        "--cpu-seconds", type=float, default=SECONDS, help="seconds of load per endpoint, server and round there"
     )
     parser.add_argument(
         "--scale", default="1000,10000,100000,1000000", help="event counts of the generated scenarios ('' for none)"
