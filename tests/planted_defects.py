@@ -554,4 +554,4 @@ def serve(app: ASGIApp, **options: Any) -> Iterator[str]:
     try:
         yield url
     finally:
-        server.stop(wait=True)
+        server.halt()

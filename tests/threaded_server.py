@@ -29,7 +29,7 @@ def threaded_server(app: ASGIApp, allowed_hosts: Iterable[str] = (), **options: 
     try:
         yield int(url.rsplit(":", 1)[1])
     finally:
-        server.stop(wait=True)
+        server.halt()
 
 
 def exchange(port: int, raw: bytes, timeout: float = 5.0) -> tuple[bytes, bool]:

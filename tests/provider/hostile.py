@@ -175,4 +175,4 @@ def mock_over_mutual_tls(server_cert: Path, server_key: Path, client_ca: Path) -
     try:
         yield url
     finally:
-        server.stop(wait=True)
+        server.halt()
