@@ -26,7 +26,6 @@ from mock_server.http.session_url import SessionPrefix
 from mock_server.mcp.endpoint import mcp_routes
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader, shown
-from mock_server.server import freeze_start_objects
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
@@ -36,6 +35,7 @@ from mock_server.state.sessions import Sessions
 if TYPE_CHECKING:
     from mock_server.http.shadow import Shadow
     from mock_server.state.persistence import StateFile
+    from mock_server.state.turn import TurnObserver
 
 # Served under --no-admin and without the admin token: health is what CI scripts poll before anything else,
 # and the public spec describes the public API, not the test controls.
@@ -114,17 +114,29 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
     return Shadow(outbound, specs.public)
 
 
-def create_app(settings: Settings | None = None, specs: Specs | None = None) -> Starlette:
-    """The ASGI app. Raises ScenarioError when a scenario does not validate.
+def freeze_start_objects() -> None:
+    """What the process built so far (its imports, the app: specs, validators, scenarios) moved out of the cyclic
+    collector's reach (`gc.freeze()`), so that no later collection scans it again: it lives as long as the server.
+    Once a process: when its first app is built (create_app) or, for an app made otherwise, its first server
+    starts (server.py); a later one (a test suite building many) would also keep whatever garbage of earlier ones no
+    collection has freed yet."""
+    gc.freeze()
+
+
+def create_app(
+    settings: Settings | None = None, specs: Specs | None = None, turn_observers: tuple[TurnObserver, ...] = ()
+) -> Starlette:
+    """The ASGI app. Raises ScenarioError when a scenario does not validate. `turn_observers`: called with every
+    finished turn of a request in a session (state/turn.py), in order.
 
     Built with the cyclic garbage collector paused: what is built lives as long as the app, and a full collection
     in the middle of it (a third of the build in a pytest process) walked every object of the process for nothing;
-    the first app of a process is then frozen out of its reach with the rest of the start (server.py's
-    freeze_start_objects), so that no collection walks it later either."""
+    the first app of a process is then frozen out of its reach with the rest of the start
+    (freeze_start_objects), so that no collection walks it later either."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        app = _build(settings or Settings(), specs)
+        app = _build(settings or Settings(), specs, turn_observers)
         freeze_start_objects()
     finally:
         if collecting:
@@ -132,7 +144,7 @@ def create_app(settings: Settings | None = None, specs: Specs | None = None) -> 
     return app
 
 
-def _build(settings: Settings, specs: Specs | None) -> Starlette:
+def _build(settings: Settings, specs: Specs | None, turn_observers: tuple[TurnObserver, ...]) -> Starlette:
     specs = specs or load_specs()
     loader = ScenarioLoader.from_specs(specs)
     recording = settings.recording
@@ -167,6 +179,7 @@ def _build(settings: Settings, specs: Specs | None) -> Starlette:
         public_api.HANDLERS,
         state_file,
         recorder,
+        turn_observers,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(

@@ -150,15 +150,6 @@ def uvicorn_config(
 
 
 @cache
-def freeze_start_objects() -> None:
-    """What the process built so far (its imports, the app: specs, validators, scenarios) moved out of the cyclic
-    collector's reach (`gc.freeze()`), so that no later collection scans it again: it lives as long as the server.
-    Once a process: when its first app is built (app.create_app) or, for an app made otherwise, its first server
-    starts; a later one (a test suite building many) would also keep whatever garbage of earlier ones no
-    collection has freed yet."""
-    gc.freeze()
-
-
 def _plain_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     """uvicorn's default loop for plain HTTP: uvloop where installed (uvicorn[standard]), else asyncio's."""
     try:
@@ -257,7 +248,9 @@ class Server:
         """Serve in this thread until a signal or `stop()`, on `sockets` when given (bound and listening already),
         else on the settings' host and port. uvicorn exits the process (status 3) when it cannot bind the port;
         SIGINT may end this as KeyboardInterrupt."""
-        freeze_start_objects()
+        # What the process built so far moved out of the cyclic collector's reach, as app.freeze_start_objects does
+        # for an app it builds (called here for an app made otherwise): it lives as long as the server.
+        gc.freeze()
         with asyncio.Runner(loop_factory=self._loop_factory) as runner:
             runner.run(self._uvicorn.serve(sockets=sockets))
 

@@ -52,14 +52,13 @@ from uvicorn.server import ServerState
 from mock_server.domain.errors import ApiError, Detail, HeadersTooLarge, InvalidRequest, MalformedHttp, RequestTimeout
 from mock_server.http.hosts import HostPolicy
 from mock_server.http.responses import error_response
+from mock_server.http.scope_keys import ABORT_EXTENSION
 from mock_server.http.tls import PEER_EXTENSION, TLS_EXTENSION, certificate_cnpj, tls_extension
 from mock_server.state.bounds import ConnectionLimits
 from mock_server.wire.encoding import encode_json
 
 log = logging.getLogger("mock_server")
 
-# The scope extension holding `drop()`: close this request's connection at once, with a TCP reset.
-ABORT_EXTENSION = "mock_server.drop_connection"
 _LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST instead of FIN
 
 

@@ -1,23 +1,68 @@
-"""How an injected fault goes on the wire when it is not an ordinary response: no answer at all (kind `reset`)
-or a body dribbled over time (kind `slow_body`). What the call answers is decided in http/pipeline.py; these only
-send it (state/faults.py says which fault a call gets).
+"""What an injected fault answers, and how it goes on the wire when that is not an ordinary response: no answer at
+all (kind `reset`) or a body dribbled over time (kind `slow_body`). Which fault a call gets is decided by its turn
+(state/turn.py, state/faults.decide); the pipeline (http/pipeline.py) reaches this module through `injected` alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from mock_server.http.connection import ABORT_EXTENSION
+from mock_server.domain.errors import ApiError
+from mock_server.http.handling import Reply
+from mock_server.http.scope_keys import ABORT_EXTENSION
+from mock_server.state.faults import NO_BODY, FaultKind
+
+if TYPE_CHECKING:
+    from mock_server.http.pipeline import Exchange, OperationRunner
+    from mock_server.state.turn import Turn
 
 MAX_PIECES = 10  # a slow body is sent in at most this many pieces, one per pause
 # Every pause of a fault (its delay_ms, a slow body's pauses). Tests replace it (monkeypatch) to hold the server in
 # a pause and let it go: no timed tests.
 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+# Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
+NO_CONTENT = frozenset({204, 205, 304})
+
+
+async def injected(runner: OperationRunner, exchange: Exchange, turn: Turn) -> Reply | None:
+    """The reply of the fault the turn decided (after its delay), or None to go on. Answered before any validation
+    or state change; what was sent is still journaled. A slow_body fault without a status only marks the call's
+    answer to be dribbled. A fault matching on the body has it read (and refused, 413 or 408, as the call would be)
+    before the turn decides."""
+    if turn.fault_waits_for_body:
+        body = NO_BODY
+        if runner.takes_body:
+            await runner.read_body(exchange)
+            body = runner.json_or_nothing(exchange)
+        turn.decide_fault(exchange.scope.get("path_params") or {}, body)
+    fault = turn.fault
+    if fault is None:
+        return None
+    if fault.kind is FaultKind.SLOW_BODY:
+        exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
+    elif fault.delay_ms:
+        await sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
+    if fault.kind is FaultKind.RESET:
+        reply = Reply(0, off_spec=True, dropped=True, injected=True)  # no status: nothing at all is sent
+    elif fault.kind is FaultKind.MALFORMED:
+        assert fault.status is not None  # the admin handler gave it the operation's success status
+        reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True, injected=True)
+    elif fault.status is None:  # only the delay, or the real answer slowed: the call goes on as usual
+        return None
+    else:
+        body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
+        reply = Reply(fault.status, body, off_spec=True, injected=True)
+    if runner.takes_body:
+        with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
+            await runner.read_body(exchange)
+    return reply
 
 
 class ConnectionDropped(Exception):

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from mock_server.state.coverage import Coverage
     from mock_server.state.persistence import StateFile
     from mock_server.state.sessions import Session, Sessions
+    from mock_server.state.store import Store
+    from mock_server.state.turn import Turn, TurnObserver
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class ServerContext:
     public_handlers: Mapping[str, Handler] = field(default_factory=dict)
     state_file: StateFile | None = None  # --state-file's writer: health reports a write that failed
     recorder: Recorder | None = None  # record mode (with `shadow`): the session kept in step with the backend
+    # Called with every finished turn of a request (state/turn.py): what must see whole requests hangs here.
+    # Empty by default, which costs a request one test.
+    turn_observers: tuple[TurnObserver, ...] = ()
 
 
 @dataclass(slots=True)
@@ -59,6 +64,9 @@ class Call:
     now: datetime  # the session clock's reading when the request arrived
     scope: Scope = field(default_factory=dict)  # the ASGI scope: for the handlers that say where they are served
     session_name: str = DEFAULT_SESSION  # the session the request names, opened or not
+    # The request's turn in the session (state/turn.py): domain events are noted on it. None when the operation
+    # opens no session, or for a call replayed outside any request (a Pact export).
+    turn: Turn | None = None
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -70,6 +78,12 @@ class Call:
         """The calling session; only operations that open one may ask."""
         assert self.opened is not None, "this operation opens no session"
         return self.opened
+
+    @property
+    def store(self) -> Store:
+        """The calling session's store: the turn's (what a public handler acts on)."""
+        assert self.opened is not None, "this operation opens no session"
+        return self.opened.store
 
 
 @dataclass(slots=True)

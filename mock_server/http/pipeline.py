@@ -1,21 +1,23 @@
 """The road every API call takes, as named steps over one `Exchange` (the request being answered):
 
-    authorize (admin: the cross-origin rules, the token; public: the origin) -> open the session -> injected fault?
-    -> read the body -> validate against the spec -> the handler -> respond (check against the spec, render, journal)
+    authorize (admin: the cross-origin rules, the token; public: the origin) -> begin the session's turn
+    -> injected fault? (http/fault_replies.py) -> shadowed? (http/shadow.py) -> read the body
+    -> validate against the spec -> the handler -> respond (check against the spec, render) -> finish the turn
 
-Handlers see only a validated `Call` and answer a `Reply` (the contract: http/handling.py); everything HTTP stays
-here.
+The session is entered through two doors only (state/turn.py): `Sessions.begin(...)` opens a request's `Turn`
+(held, clock read, due schedules applied, fault decided) and `Turn.finish(...)` closes it (journal, coverage,
+release, observers). Handlers see only a validated `Call` and answer a `Reply` (the contract: http/handling.py);
+everything HTTP stays here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
@@ -24,7 +26,6 @@ from starlette.types import Receive, Scope, Send
 
 from mock_server.domain.errors import (
     ApiError,
-    BackendUnreachable,
     Detail,
     InvalidRequest,
     MethodNotAllowed,
@@ -44,19 +45,14 @@ from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_res
 from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.tls import TLS_EXTENSION, client_certificate
 from mock_server.spec.openapi import Operation
-from mock_server.state.divergences import Divergence
-from mock_server.state.faults import NO_BODY, FaultKind
-from mock_server.state.sessions import DEFAULT_SESSION, Session
+from mock_server.state.faults import NO_BODY
+from mock_server.state.sessions import DEFAULT_SESSION
+from mock_server.state.turn import Turn, TurnPlan
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
 
-if TYPE_CHECKING:
-    from mock_server.http.shadow import Shadow
-
 log = logging.getLogger("mock_server")
-# Statuses that must not carry content (RFC 9110): an injected fault with one answers no body.
-NO_CONTENT = frozenset({204, 205, 304})
 URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
 # Verdicts kept per operation (`OperationRunner._valid_values`, `_valid_bodies`): a schema's verdict on a value is
 # the same every time, and calls name the same ids and send the same bodies again and again (a test's fixtures, a
@@ -79,9 +75,9 @@ class Exchange:
     scope: Scope
     receive: Receive
     raw_headers: RawHeaders  # as the ASGI server gave them: read a header at a time, never all decoded
-    session: Session | None = None
+    turn: Turn | None = None  # the request's turn in its session (none for the operations that open none)
     session_name: str = DEFAULT_SESSION
-    received_at: datetime | None = None
+    received_at: datetime | None = None  # the session clock's reading: the turn's `now`, or one read without a turn
     raw_body: bytes = b""  # as it crossed the wire, for the journal
     dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
     body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
@@ -108,8 +104,16 @@ class OperationRunner:
         writes: bool = False,
     ) -> None:
         self.server = server
-        # Whether a 2xx answer acknowledges a write to the session: its eviction then leaves a record (410 later).
-        self.writes = writes
+        # What every turn of the operation shares (state/turn.py); `writes`: a 2xx answer acknowledges a write to
+        # the session, whose eviction then leaves a record (410 later).
+        self.plan = TurnPlan(
+            operation.operation_id,
+            public,
+            session_use is SessionUse.CREATE,  # an explicit session: made or brought back on purpose
+            writes,
+            server.coverage,
+            server.turn_observers,
+        )
         self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
         self.operation = operation
         self.handler = handler
@@ -122,12 +126,11 @@ class OperationRunner:
         self._header_names = [p.name.lower().encode("latin-1") for p in self._headers]
         # An operation the spec gives no request body ignores any content sent (RFC 9110: it has no defined
         # semantics there): judging it would answer a 413/415 the operation does not document.
-        self._takes_body = operation.body is not None or operation.body_required
+        self.takes_body = operation.body is not None or operation.body_required
         self._authorizes = not public  # every admin call: its origin, then the token (the public API: its origin)
         # What a browser's body may be to stand in for the admin header: what this operation takes (none: the header).
         self._body_types = frozenset(media_type.lower() for media_type in operation.body_media_types)
         self._opens_none = session_use is SessionUse.NONE
-        self._creates = session_use is SessionUse.CREATE  # an explicit session: made or brought back on purpose
         self._validates_responses = server.settings.validate_responses  # settings are frozen
         self._valid_values: set[tuple[str, str]] = set()  # (path parameter, value) found valid
         self._valid_bodies: set[bytes] = set()  # JSON bodies whose value the operation's schema found valid
@@ -142,15 +145,15 @@ class OperationRunner:
                 self._authorize(exchange)
             elif (refusal := cross_origin.foreign_page(exchange.raw_headers)) is not None:
                 raise refusal  # before the session is opened: a page makes none, counts no lookup, is not journaled
-            self._open_session(exchange)
-            session = exchange.session
-            # Faults are looked for only when some are armed: no coroutine to make for nearly every call.
-            reply = await self._injected_fault(exchange) if self.public and session and session.faults else None
+            turn = self._begin(exchange)
+            # A fault decided (or waiting for the body): no coroutine to make for nearly every call.
+            faulted = turn is not None and (turn.fault is not None or turn.fault_waits_for_body)
+            reply = await fault_replies.injected(self, exchange, turn) if faulted else None  # type: ignore[arg-type]
             if reply is None and self.public and self.server.shadow is not None:
-                reply = await self._shadowed(exchange, self.server.shadow)
+                reply = await self.server.shadow.answer(self, exchange)
             if reply is None:
-                if self._takes_body:
-                    reply = await self._handle(exchange)
+                if self.takes_body:
+                    reply = await self.handle(exchange)
                 else:  # no body to read (every GET): no coroutine to make for it
                     answer = self._answer(exchange, MISSING, None)
                     reply = answer if isinstance(answer, Reply) else await answer
@@ -164,19 +167,18 @@ class OperationRunner:
         except ClientDisconnect:
             # The client left before its whole body came: no operation ran, nobody is there to read an answer, and
             # nothing happened to journal (it was a 500 and "unexpected error" in the log).
-            if exchange.session is not None:
-                self.server.sessions.release(exchange.session)
+            if exchange.turn is not None:
+                exchange.turn.leave()
             return
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
-        if self.writes and exchange.session is not None and 200 <= reply.status < 300 and not reply.off_spec:
-            exchange.session.acknowledged_write = True
         try:
-            status, response = self._respond(exchange, reply)
-        finally:
-            if exchange.session is not None:  # held since _open_session: not evicted while in flight
-                self.server.sessions.release(exchange.session)
+            status, response = self._respond(exchange, reply)  # the turn finished there, last
+        except BaseException:
+            if exchange.turn is not None:  # held since begin, never finished: let go, unanswered
+                exchange.turn.leave()
+            raise
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
             size = len(response)
             length = self._lengths.get(size)
@@ -209,9 +211,9 @@ class OperationRunner:
         if refusal is not None:
             raise refusal
 
-    def _open_session(self, exchange: Exchange) -> None:
-        """The session the request names (X-Mock-Session, or the URL's /__session/{name}, else `default`)
-        and its clock's reading."""
+    def _begin(self, exchange: Exchange) -> Turn | None:
+        """The request's turn in the session it names (X-Mock-Session, or the URL's /__session/{name}, else
+        `default`), or None for an operation that opens none (then only its clock's reading)."""
         scope = exchange.scope
         if SESSION_KEY not in scope and header_value(exchange.raw_headers, b"x-mock-session") is None:
             name = DEFAULT_SESSION  # named neither way (nearly every call): nothing to check
@@ -220,48 +222,16 @@ class OperationRunner:
         sessions = self.server.sessions
         if self._opens_none:
             exchange.received_at = sessions.now_in(name)
-            return
-        session = exchange.session = sessions.acquire(name, self._creates)
-        now = exchange.received_at = session.clock.now()
-        session.apply_due(now)  # scheduled transitions whose instant has come
-
-    async def _injected_fault(self, exchange: Exchange) -> Reply | None:
-        """The reply of an armed fault (after its delay), or None to go on. Answered before any validation
-        or state change; what was sent is still journaled. A slow_body fault without a status only marks the
-        call's answer to be dribbled. A fault matching on the body has it read (and refused, 413 or 408, as the
-        call would be) before the fault is chosen."""
-        assert exchange.session is not None
-        faults = exchange.session.faults
-        operation_id = self.operation.operation_id
-        body = NO_BODY
-        if self._takes_body and faults.needs_body(operation_id):
-            await self._read_body(exchange)
-            body = self._json_or_nothing(exchange)
-        fault = faults.take(operation_id, exchange.scope.get("path_params", {}), body)
-        if fault is None:
             return None
-        if fault.kind is FaultKind.SLOW_BODY:
-            exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
-        elif fault.delay_ms:
-            await fault_replies.sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
-        if fault.kind is FaultKind.RESET:
-            reply = Reply(0, off_spec=True, dropped=True, injected=True)  # no status: nothing at all is sent
-        elif fault.kind is FaultKind.MALFORMED:
-            assert fault.status is not None  # the admin handler gave it the operation's success status
-            reply = Reply(fault.status, text=fault.text, media_type="application/json", off_spec=True, injected=True)
-        elif fault.status is None:  # only the delay, or the real answer slowed: the call goes on as usual
-            return None
-        else:
-            body = None if fault.status in NO_CONTENT else fault.default_body() if fault.body is None else fault.body
-            reply = Reply(fault.status, body, off_spec=True, injected=True)
-        if self._takes_body:
-            with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
-                await self._read_body(exchange)
-        return reply
+        turn = exchange.turn = sessions.begin(
+            self.plan, name, scope["method"], scope["path"], exchange.raw_headers, scope.get("path_params")
+        )
+        exchange.received_at = turn.now
+        return turn
 
-    async def _handle(self, exchange: Exchange) -> Reply:
+    async def handle(self, exchange: Exchange) -> Reply:
         """Read the request's body, then `_answer` it."""
-        await self._read_body(exchange)
+        await self.read_body(exchange)
         body_problems: list[Detail] | None = None  # None: the operation's schema judges the body
         if not exchange.raw_body:
             body = MISSING
@@ -277,84 +247,25 @@ class OperationRunner:
         answer it (at once, or awaited by the caller)."""
         assert exchange.received_at is not None
         path, query, body = self._validate(exchange, body, body_problems)
+        turn = exchange.turn
+        if turn is not None:
+            turn.claim_store()  # the store's current turn again: an await since begin may have let another begin
         call = Call(
             self.server,
-            exchange.session,
+            turn.session if turn is not None else None,
             path,
             query,
             body,
             exchange.received_at,
             exchange.scope,
             exchange.session_name,
+            turn,
         )
         return self.handler(call)
 
-    async def _shadowed(self, exchange: Exchange, shadow: Shadow) -> Reply:
-        """Shadow mode: the backend's answer to the call, after the mock's own answer to it in the same session
-        (ids the backend generated read as the mock's); a divergence between the two is journaled. A body the mock
-        cannot read whole (413, 408) is not forwarded: the mock's refusal is the answer."""
-        # Imported here: a server without --shadow never loads the outbound client (http/outbound.py, its httpx).
-        from mock_server.http.shadow import MAPPED_PATH_PARAMETERS, id_pair, mock_answer, request_target
-
-        session = exchange.session
-        assert session is not None
-        if self._takes_body:
-            await self._read_body(exchange)
-        path_params = exchange.scope["path_params"]  # what _validate reads
-        as_sent = {name: path_params[name] for name in MAPPED_PATH_PARAMETERS if name in path_params}
-        for name, value in as_sent.items():
-            path_params[name] = session.divergences.mock_id(value)
-        recorder, operation_id = self.server.recorder, self.operation.operation_id
-        sent_path = {**path_params, **as_sent}
-        before = recorder.before(session, operation_id, sent_path, exchange.raw_body) if recorder else None
-        try:
-            mine = await self._handle(exchange)
-        except ApiError as error:
-            mine = Reply.error(error)
-        finally:
-            path_params.update(as_sent)
-        scope = exchange.scope
-        # The operation's path, without what is the mock's own: a session's /__session/{name} (in root_path, as a
-        # mount's prefix is), which the backend does not know, as X-Mock-Session is not forwarded either.
-        path, root = scope["path"], scope.get("root_path", "")
-        target = request_target(path[len(root) :] if root and path.startswith(root) else path, scope["query_string"])
-        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
-        backend = await shadow.forward(scope["method"], target, headers, exchange.raw_body)
-        ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes
-        found = shadow.compare(operation_id, ours, backend.answer)
-        if found:
-            assert exchange.received_at is not None
-            request_body = _journal_body(exchange)
-            session.divergences.record(
-                Divergence(
-                    exchange.received_at,
-                    scope["method"],
-                    scope["path"],
-                    operation_id,
-                    request_body,
-                    ours,
-                    backend.answer,
-                    tuple(found),
-                )
-            )
-        pair = id_pair(operation_id, ours, backend.answer)
-        if pair is not None:
-            session.divergences.map_id(*pair)
-        if recorder is not None:  # record mode: the session put in step with what the target showed
-            recorder.observe(session, before, operation_id, sent_path, exchange.raw_body, backend)
-        if backend.answer.status is None:
-            reply = Reply.error(
-                BackendUnreachable(f"The backend {shadow.backend} gave no answer: {backend.answer.error}.")
-            )
-        else:
-            reply = Reply(backend.answer.status, headers=dict(backend.headers))
-            if backend.content:
-                reply.text, reply.media_type = backend.content, backend.media_type or "application/octet-stream"
-        reply.off_spec = True  # the backend's answer: never judged as the mock's own
-        return reply
-
     def _respond(self, exchange: Exchange, reply: Reply) -> tuple[int, Response | bytes]:
-        """The status and the response the client gets (checked against the spec when asked), journaled first. A
+        """The status and the response the client gets (checked against the spec when asked), and the turn finished
+        with them (journaled, counted), last: nothing may fail after it. A
         JSON answer with content and no header of its own -- nearly every answer -- is its bytes alone, which
         __call__ sends with the two headers a Response would have (http/responses.encoded_response): no Response
         to make."""
@@ -373,7 +284,11 @@ class OperationRunner:
                 not reply.headers and not exchange.dribble_ms and reply.status >= 200 and reply.status not in NO_LENGTH
             )
             response = content if plain else encoded_response(reply.status, content, reply.headers)
-        if self.public and exchange.session is not None and exchange.received_at is not None:
+        if exchange.dribble_ms and not reply.dropped:
+            assert not isinstance(response, bytes)
+            response = DribbledResponse(response, exchange.dribble_ms)
+        turn = exchange.turn
+        if turn is not None and self.public:
             content_type = exchange.content_type
             scope = exchange.scope
             cert_header = self._cert_header
@@ -383,38 +298,21 @@ class OperationRunner:
                 if cert_header is not None or TLS_EXTENSION in (scope.get("extensions") or ())
                 else None
             )
-            exchange.session.journal.record(
-                exchange.received_at,
-                scope["method"],
-                scope["path"],  # not request.url: building a URL costs more than the rest
-                self.operation.operation_id,
+            turn.finish(
                 None if reply.dropped else reply.status,
                 exchange.raw_body,
                 content_type is not None and is_json_media_type(content_type),
                 response if isinstance(response, bytes) else bytes(response.body),  # the same object: bytes
-                exchange.raw_headers,  # request_headers, by reference: packed into one bytes object
                 reply.injected,
-                certificate,  # positional, as the ones before: keywords cost more, at every public call
+                certificate,
+                reply.off_spec,
+                _refused_fields(reply) if reply.status == 400 else None,
             )
-            exchange.session.calls_answered += 1
-        if self.public and not reply.dropped:  # no status was answered: nothing to count
-            if reply.status == 400:
-                self._cover_refusal(reply)
-            else:
-                self.server.coverage.count(self.operation.operation_id, reply.status, reply.off_spec)
-        if exchange.dribble_ms and not reply.dropped:
-            assert not isinstance(response, bytes)
-            response = DribbledResponse(response, exchange.dribble_ms)
+        elif turn is not None:  # an admin call in a session: nothing journaled or counted
+            turn.finish(reply.status, b"", False, b"", False, None, reply.off_spec, None)
+        elif self.public and not reply.dropped:  # refused before its session was opened: still counted
+            self.plan.count(reply.status, reply.off_spec, _refused_fields(reply) if reply.status == 400 else None)
         return reply.status, response
-
-    def _cover_refusal(self, reply: Reply) -> None:
-        """Count a 400 in the server's coverage, with the fields the request failed validation on (only a refusal
-        has them: the fields are looked for then, and only then)."""
-        fields: list[str] = []
-        body = reply.body
-        if not reply.off_spec and isinstance(body, dict) and body.get("code") == "invalid_request":
-            fields = [d["field"] for d in body.get("details", ())]
-        self.server.coverage.record(self.operation.operation_id, reply.status, fields, injected=reply.off_spec)
 
     # --- what the steps use -------------------------------------------------------------------------
 
@@ -448,11 +346,11 @@ class OperationRunner:
     def _body_limit(self, exchange: Exchange) -> tuple[int, str | None]:
         """The most bytes the body may have, and the 413's message (None: the default one)."""
         rules = self.body_rules
-        if rules is not None and rules.max_bytes is not None and exchange.session is not None:
-            return rules.max_bytes(exchange.session)
+        if rules is not None and rules.max_bytes is not None and exchange.turn is not None:
+            return rules.max_bytes(exchange.turn.session)
         return MAX_BODY_BYTES, None
 
-    async def _read_body(self, exchange: Exchange) -> None:
+    async def read_body(self, exchange: Exchange) -> None:
         """The request's body into `exchange.raw_body`, once (a fault's match may have read it already), bounded in
         size and time."""
         if exchange.body_read:
@@ -466,7 +364,7 @@ class OperationRunner:
         exchange.body_read = True
 
     @staticmethod
-    def _json_or_nothing(exchange: Exchange) -> Any:
+    def json_or_nothing(exchange: Exchange) -> Any:
         """The body's JSON value for a fault's match, or NO_BODY when none was sent or it is not JSON (the call
         itself is refused for that later, if no fault answers it)."""
         if not exchange.raw_body:
@@ -558,14 +456,13 @@ class OperationRunner:
         return Reply.error(ResponseValidationFailed(message))
 
 
-def _journal_body(exchange: Exchange) -> Any:
-    """The request body as a divergence shows it: JSON when it parses, else its text; None when empty."""
-    if not exchange.raw_body:
-        return None
-    try:
-        return parse_json(exchange.raw_body, exchange.content_type)
-    except ApiError:
-        return exchange.raw_body.decode("utf-8", "replace")
+def _refused_fields(reply: Reply) -> list[str]:
+    """The fields a 400 refused, for coverage: those of a validation failure (only a refusal has them: the fields
+    are looked for then, and only then); none for an injected 400 or another code."""
+    body = reply.body
+    if not reply.off_spec and isinstance(body, dict) and body.get("code") == "invalid_request":
+        return [d["field"] for d in body.get("details", ())]
+    return []
 
 
 class PathEndpoint:

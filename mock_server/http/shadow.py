@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from mock_server.domain.answers import Answer, generated_id
+from mock_server.domain.errors import ApiError, BackendUnreachable
 from mock_server.domain.operations import NAMED_LATER
 from mock_server.http.outbound import (
     Outbound,
@@ -23,12 +24,16 @@ from mock_server.http.outbound import (
     no_answer,
     tls_context,
 )
+from mock_server.http.handling import Reply
 from mock_server.spec.openapi import Spec
-from mock_server.wire.decoding import decode_json_text
+from mock_server.state.divergences import Divergence
+from mock_server.wire.decoding import decode_json_text, parse_json
 from mock_server.wire.encoding import encode_json
 
 if TYPE_CHECKING:
     import httpx
+
+    from mock_server.http.pipeline import Exchange, OperationRunner
 
 # Path parameters that name an id the backend generated (a recipient's): read as the mock's own id. Declared with
 # the operations that name them (domain/operations.py).
@@ -128,6 +133,69 @@ class Shadow:
             passed + NEUTRALIZED,
         )
 
+    async def answer(self, runner: OperationRunner, exchange: Exchange) -> Reply:
+        """The backend's answer to a public call, after the mock's own answer to it (the runner's handler) in the
+        same session (ids the backend generated read as the mock's); a divergence between the two is journaled, and
+        record mode (http/record.py) keeps the session in step with what the backend showed. A body the mock
+        cannot read whole (413, 408) is not forwarded: the mock's refusal is the answer. The pipeline's one call
+        into shadow mode."""
+        turn = exchange.turn
+        assert turn is not None
+        session = turn.session
+        if runner.takes_body:
+            await runner.read_body(exchange)
+        path_params = exchange.scope["path_params"]  # what _validate reads
+        as_sent = {name: path_params[name] for name in MAPPED_PATH_PARAMETERS if name in path_params}
+        for name, value in as_sent.items():
+            path_params[name] = session.divergences.mock_id(value)
+        recorder, operation_id = runner.server.recorder, turn.operation_id
+        sent_path = {**path_params, **as_sent}
+        before = recorder.before(session, operation_id, sent_path, exchange.raw_body) if recorder else None
+        try:
+            mine = await runner.handle(exchange)
+        except ApiError as error:
+            mine = Reply.error(error)
+        finally:
+            path_params.update(as_sent)
+        scope = exchange.scope
+        # The operation's path, without what is the mock's own: a session's /__session/{name} (in root_path, as a
+        # mount's prefix is), which the backend does not know, as X-Mock-Session is not forwarded either.
+        path, root = scope["path"], scope.get("root_path", "")
+        target = request_target(path[len(root) :] if root and path.startswith(root) else path, scope["query_string"])
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        backend = await self.forward(scope["method"], target, headers, exchange.raw_body)
+        ours = mock_answer(mine.status, mine.value)  # a lookup answers its encoded bytes
+        found = self.compare(operation_id, ours, backend.answer)
+        if found:
+            request_body = journal_body(exchange)
+            session.divergences.record(
+                Divergence(
+                    turn.now,
+                    scope["method"],
+                    scope["path"],
+                    operation_id,
+                    request_body,
+                    ours,
+                    backend.answer,
+                    tuple(found),
+                )
+            )
+        pair = id_pair(operation_id, ours, backend.answer)
+        if pair is not None:
+            session.divergences.map_id(*pair)
+        if recorder is not None:  # record mode: the session put in step with what the target showed
+            recorder.observe(session, before, operation_id, sent_path, exchange.raw_body, backend)
+        if backend.answer.status is None:
+            reply = Reply.error(
+                BackendUnreachable(f"The backend {self.backend} gave no answer: {backend.answer.error}.")
+            )
+        else:
+            reply = Reply(backend.answer.status, headers=dict(backend.headers))
+            if backend.content:
+                reply.text, reply.media_type = backend.content, backend.media_type or "application/octet-stream"
+        reply.off_spec = True  # the backend's answer: never judged as the mock's own
+        return reply
+
     def compare(self, operation_id: str, mine: Answer, theirs: Answer) -> list[str]:
         """verify-provider's rules: the mock's answer as expected, the backend's as got."""
         return answer_differences(self.spec, operation_id, mine, theirs)
@@ -150,3 +218,13 @@ def id_pair(operation_id: str, mine: Answer, theirs: Answer) -> tuple[str, str] 
     """(the backend's id, the mock's) for a later call to name, when both sides generated one."""
     ours, backends = generated_id(operation_id, mine), generated_id(operation_id, theirs)
     return (backends, ours) if ours is not None and backends is not None else None
+
+
+def journal_body(exchange: Exchange) -> Any:
+    """The request body as a divergence shows it: JSON when it parses, else its text; None when empty."""
+    if not exchange.raw_body:
+        return None
+    try:
+        return parse_json(exchange.raw_body, exchange.content_type)
+    except ApiError:
+        return exchange.raw_body.decode("utf-8", "replace")

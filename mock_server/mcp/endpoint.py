@@ -64,7 +64,7 @@ class McpRunner(OperationRunner):
         try:
             self._authorize(exchange)
             if scope["method"] == "POST":
-                await self._read_body(exchange)  # at most 1 MiB, within the body timeout (413, 408)
+                await self.read_body(exchange)  # at most 1 MiB, within the body timeout (413, 408)
                 if exchange.raw_body:
                     parse_json(exchange.raw_body, exchange.content_type)
                 receive = _replayed(exchange.raw_body, receive)

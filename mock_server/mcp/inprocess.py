@@ -16,7 +16,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message
 
 from mock_server import __version__
-from mock_server.http.connection import ABORT_EXTENSION
+from mock_server.http.scope_keys import ABORT_EXTENSION
 from mock_server.mcp.tools import HttpRequest
 from mock_server.wire.decoding import is_json_media_type
 

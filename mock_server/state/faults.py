@@ -11,12 +11,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from mock_server.domain.errors import CapacityExceeded
 from mock_server.domain.matching import contains
 from mock_server.state.bounds import MAX_FAULTS, check_room
 from mock_server.wire.encoding import encode_json
+
+if TYPE_CHECKING:
+    from mock_server.state.sessions import Session
 
 MAX_FAULT_BODY_BYTES = 1024 * 1024  # their bodies and texts together, per session (one request body's worth)
 
@@ -168,3 +172,12 @@ class Faults:
     def clear(self) -> None:
         self._faults.clear()
         self._count = 0
+
+
+def decide(
+    operation_id: str, now: datetime, session: Session, path: Mapping[str, str] | None = None, body: Any = NO_BODY
+) -> Fault | None:
+    """The fault a call of `operation_id` in `session` gets at the session clock's `now` (its path parameters and
+    JSON body to match, NO_BODY for none), or None: the one decision a turn asks for (state/turn.py), so that another
+    rule (a seeded probability, a quota window) replaces this function alone."""
+    return session.faults.take(operation_id, path, body)

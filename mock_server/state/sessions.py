@@ -6,7 +6,7 @@ import enum
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from mock_server.domain.clock import Clock, local_date
@@ -32,6 +32,8 @@ from mock_server.state.journal import Journal, JournalBudget
 from mock_server.state.schedules import Schedule, Schedules
 from mock_server.state.snapshots import Snapshot, Snapshots
 from mock_server.state.store import Store
+from mock_server.state.turn import Turn, TurnPlan
+from mock_server.wire.headers import RawHeaders
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256
@@ -255,6 +257,35 @@ class Sessions:
     @staticmethod
     def release(session: Session) -> None:
         session.in_flight -= 1
+
+    def begin(
+        self,
+        plan: TurnPlan,
+        name: str,
+        method: str,
+        path: str,
+        headers: RawHeaders,
+        path_params: Mapping[str, str] | None,
+    ) -> Turn:
+        """One request's door into the session `name` (state/turn.py): held (`acquire`), its clock read once, the
+        schedules due by then applied, the injected fault decided (public operations, when any is armed); the
+        turn's `finish` or `leave` lets it go."""
+        session = self.acquire(name, plan.explicit)
+        now = session.clock.now()
+        turn = Turn(plan, session, now, method, path, headers)
+        session.store.turn = turn  # before the schedules: a transition they apply is noted on this turn
+        try:
+            if session.schedules.timed_pending:  # apply_due's own test, without its call: nearly every call
+                session.apply_due(now)
+            if plan.public and session.faults:  # faults are looked for only when some are armed
+                if session.faults.needs_body(plan.operation_id):
+                    turn.fault_waits_for_body = True  # decided once the body is read (http/fault_replies.py)
+                else:
+                    turn.decide_fault(path_params or {})
+        except BaseException:
+            turn.leave()  # no turn to finish reaches the caller: the session is let go here
+            raise
+        return turn
 
     def get(self, name: str = DEFAULT_SESSION) -> Session:
         """The session `name`, made (implicitly) when missing: for tests and tools, outside any request."""

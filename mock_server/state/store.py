@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mock_server.domain import events as event_rules
 from mock_server.domain import limits as limit_rules
@@ -60,6 +60,9 @@ from mock_server.state.footprint import (
     proposal_bytes,
 )
 
+if TYPE_CHECKING:
+    from mock_server.state.turn import Turn
+
 T = TypeVar("T")
 
 # Proposals kept per account, and per session (the oldest of any account goes first): enough for any test to
@@ -102,6 +105,9 @@ class Store:
             meter = ByteMeter(self.bounds.max_session_bytes)
             meter.count(lambda: self.held_bytes)
         self.meter = meter
+        # The request being answered in the session, while one holds it (state/turn.py): what a change of state
+        # notes its domain events on. None outside a request.
+        self.turn: Turn | None = None
         # The footprint (state/footprint.py) of what the session holds beyond its seed: its own events and
         # accounts, and what a loaded state holds beyond the seed's own.
         self.held_bytes = 0
@@ -243,10 +249,16 @@ class Store:
         return event
 
     def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
-        return self._replace_event(event_rules.pay(event, amount, paid_at))
+        paid = self._replace_event(event_rules.pay(event, amount, paid_at))
+        if self.turn is not None:
+            self.turn.note("pix_mock.event.paid", {"key": event.key})
+        return paid
 
     def cancel_event(self, event: Event) -> Event:
-        return self._replace_event(event_rules.cancel(event))
+        canceled = self._replace_event(event_rules.cancel(event))
+        if self.turn is not None:
+            self.turn.note("pix_mock.event.canceled", {"key": event.key})
+        return canceled
 
     def _replace_event(self, event: Event) -> Event:
         """The session's copy of the event becomes `event` (its first change of a base event makes the copy)."""
