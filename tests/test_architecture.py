@@ -29,7 +29,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_package_keeps_its_contracts() -> None:
     result = lint_imports(REPOSITORY)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout
 
 
 # Imports going the wrong way, each breaking the contract named: all planted in one copy of the package, which
@@ -46,6 +46,7 @@ PLANTED = [
     ("admin/verify.py", "from mock_server.http.connection import send_json_whole", "not the road"),
     ("domain/limits.py", "import yaml", "pure"),
     ("wire/decoding.py", "import starlette.requests", "know nothing of HTTP"),
+    ("http/fault_replies.py", "from mock_server.http.connection import error_bytes", "loads no ASGI server"),
 ]
 
 
@@ -105,6 +106,18 @@ def broken_reports(report: str) -> dict[str, str]:
     return {
         heading[1].replace("\n", ""): part[heading.end() : end] for heading, end in zip(headings, ends, strict=True)
     }
+
+
+def test_importing_the_app_loads_no_asgi_server() -> None:
+    """`import mock_server.app` (what an in-process test, the MCP stdio server and verify-provider's oracle load)
+    brings neither uvicorn nor the connection that subclasses its protocol, nor the server seam: in a fresh
+    interpreter, so nothing this run imported already stands in the way."""
+    probe = (
+        "import sys, mock_server.app; "
+        "print(sorted(m for m in ('uvicorn', 'mock_server.server', 'mock_server.http.connection') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
 
 
 def test_every_part_says_what_it_owns() -> None:

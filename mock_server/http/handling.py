@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from mock_server.state.coverage import Coverage
     from mock_server.state.persistence import StateFile
     from mock_server.state.sessions import Session, Sessions
-    from mock_server.state.store import Store
     from mock_server.state.turn import Turn, TurnObserver
 
 
@@ -78,12 +77,6 @@ class Call:
         """The calling session; only operations that open one may ask."""
         assert self.opened is not None, "this operation opens no session"
         return self.opened
-
-    @property
-    def store(self) -> Store:
-        """The calling session's store: the turn's (what a public handler acts on)."""
-        assert self.opened is not None, "this operation opens no session"
-        return self.opened.store
 
 
 @dataclass(slots=True)

@@ -248,8 +248,8 @@ class OperationRunner:
         assert exchange.received_at is not None
         path, query, body = self._validate(exchange, body, body_problems)
         turn = exchange.turn
-        if turn is not None:
-            turn.claim_store()  # the store's current turn again: an await since begin may have let another begin
+        if turn is not None and turn.store.turn is not turn:  # an await since begin let another request begin
+            turn.claim_store()
         call = Call(
             self.server,
             turn.session if turn is not None else None,

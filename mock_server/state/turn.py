@@ -178,7 +178,9 @@ class Turn:
                 certificate,
             )
             session.calls_answered += 1
-            if status is not None:  # no status was answered: nothing to count
+            if status is not None and refused_fields is None:  # plan.count's usual case, without its call
+                plan.coverage.count(plan.operation_id, status, off_spec)
+            elif status is not None:  # (none was answered: nothing to count)
                 plan.count(status, off_spec, refused_fields)
         if plan.writes and status is not None and 200 <= status < 300 and not off_spec:
             session.acknowledged_write = True
