@@ -84,7 +84,7 @@ def walk(tries: int = TRIES, warm: int = WARM) -> dict[str, Walk]:
         server = Server(create_app(), Settings(port=0), configure_logging=False)
         url = server.start(10.0)
     finally:
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     walks: dict[str, Walk] = {}
     try:
         port = int(url.rsplit(":", 1)[1])

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from mock_server.domain.answers import Answer, generated_id
 from mock_server.domain.errors import ApiError, BackendUnreachable
 from mock_server.domain.operations import NAMED_LATER
+from mock_server.http.handling import Reply
 from mock_server.http.outbound import (
     Outbound,
     answer_differences,
@@ -24,7 +25,6 @@ from mock_server.http.outbound import (
     no_answer,
     tls_context,
 )
-from mock_server.http.handling import Reply
 from mock_server.spec.openapi import Spec
 from mock_server.state.divergences import Divergence
 from mock_server.wire.decoding import decode_json_text, parse_json

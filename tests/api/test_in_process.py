@@ -30,3 +30,14 @@ def test_the_readme_block_answers_from_the_app_with_no_socket():
     assert len(event.json()["event_conciliation_list"]) == 3  # the payments scenario's first event
     # the request went through the session URL, to session t1 only
     assert app.state.sessions.get("t1").journal.entries()[0]["path"].startswith("/__session/t1/")
+
+
+def test_the_observer_block_sees_the_lookup_it_prints(capsys):
+    text = RECIPES.read_text(encoding="utf-8")
+    match = re.search(
+        r"^#+ Seeing every request whole[^\n]*\n.*?```python\n(?P<code>.*?)```", text, re.DOTALL | re.MULTILINE
+    )
+    assert match, "docs/from-tests.md: the turn observer block is gone"
+    exec(compile(match["code"], "docs/from-tests.md", "exec"), {})
+    shown = match["code"].split("print(seen)  # ", 1)[1].strip()
+    assert capsys.readouterr().out.strip() == shown == "[('getExtraordinaryEvent', 200)]"

@@ -13,8 +13,8 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from mock_server.domain.errors import PayloadTooLarge, RequestTimeout
-from mock_server.http.scope_keys import ABORT_EXTENSION
 from mock_server.http.request_body import read_bytes
+from mock_server.http.scope_keys import ABORT_EXTENSION
 from mock_server.http.tls import PEER_EXTENSION
 from mock_server.wire.decoding import MAX_BODY_BYTES
 from tests.threaded_server import SAFETY, threaded_server

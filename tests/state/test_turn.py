@@ -11,9 +11,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.domain.models import Scenario
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
-from mock_server.domain.models import Scenario
 from mock_server.state.coverage import Coverage, OperationDoc
 from mock_server.state.faults import NO_BODY, FaultMatch
 from mock_server.state.sessions import Sessions
@@ -166,7 +166,11 @@ def test_finish_journals_and_counts_a_public_call(registry: Sessions) -> None:
     assert [entry["status"] for entry in session.journal.entries()] == [201, 400, None]
     assert session.calls_answered == 3
     report = turn_plan.coverage.report()["operations"][0]
-    assert (report["answered"], report["injected"], report["invalid_fields"]) == ({"201": 1, "400": 1}, {}, {"limit": 1})
+    assert (report["answered"], report["injected"], report["invalid_fields"]) == (
+        {"201": 1, "400": 1},
+        {},
+        {"limit": 1},
+    )
 
 
 def test_an_admin_turn_is_neither_journaled_nor_counted(registry: Sessions) -> None:
@@ -176,7 +180,9 @@ def test_an_admin_turn_is_neither_journaled_nor_counted(registry: Sessions) -> N
     assert turn_plan.coverage.report()["operations"][0]["calls"] == 0
 
 
-@pytest.mark.parametrize(("status", "off_spec", "acknowledged"), [(201, False, True), (400, False, False), (201, True, False)])
+@pytest.mark.parametrize(
+    ("status", "off_spec", "acknowledged"), [(201, False, True), (400, False, False), (201, True, False)]
+)
 def test_only_a_writing_operations_own_2xx_acknowledges_a_write(
     registry: Sessions, status: int, off_spec: bool, acknowledged: bool
 ) -> None:
@@ -192,7 +198,11 @@ def test_notes_are_kept_in_order_and_observers_see_the_finished_turn(registry: S
     turn.note("pix_mock.limit.requested", {"account_id": "1"})
     finish(turn, 201)
     assert seen == [
-        (201, [("pix_mock.account.registered", {"account_id": "1"}), ("pix_mock.limit.requested", {"account_id": "1"})], 0)
+        (
+            201,
+            [("pix_mock.account.registered", {"account_id": "1"}), ("pix_mock.limit.requested", {"account_id": "1"})],
+            0,
+        )
     ]
 
 
