@@ -12,12 +12,24 @@ from collections.abc import Awaitable, Callable
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from mock_server.domain.errors import QuotaExceeded
 from mock_server.http.connection import ABORT_EXTENSION
+from mock_server.http.handling import Reply
 
 MAX_PIECES = 10  # a slow body is sent in at most this many pieces, one per pause
 # Every pause of a fault (its delay_ms, a slow body's pauses). Tests replace it (monkeypatch) to hold the server in
 # a pause and let it go: no timed tests.
 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+def quota_refusal(fault_id: str, operation_id: str, retry_after_s: int) -> Reply:
+    """Kind `quota`, over its limit: 429 `quota_exceeded` and when the window ends (openapi.yaml documents it on
+    every operation as the mock's own answer; an injected one, so never judged against the spec)."""
+    error = QuotaExceeded(
+        f"Quota {fault_id} of {operation_id} is spent for this window; the next opens in {retry_after_s} s.",
+        headers={"Retry-After": str(retry_after_s)},
+    )
+    return Reply(error.status, error.body(), error.headers, off_spec=True, injected=True)
 
 
 class ConnectionDropped(Exception):

@@ -45,7 +45,7 @@ from mock_server.http.session_url import SESSION_KEY
 from mock_server.http.tls import TLS_EXTENSION, client_certificate
 from mock_server.spec.openapi import Operation
 from mock_server.state.divergences import Divergence
-from mock_server.state.faults import NO_BODY, FaultKind
+from mock_server.state.faults import NO_BODY, FaultKind, FaultMark
 from mock_server.state.sessions import DEFAULT_SESSION, Session
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
@@ -85,6 +85,7 @@ class Exchange:
     raw_body: bytes = b""  # as it crossed the wire, for the journal
     dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
     body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
+    fault_marks: tuple[FaultMark, ...] | None = None  # armed faults decided on the call: the journal shows them
 
     content_type: str | None = None  # read once the body is
 
@@ -237,14 +238,23 @@ class OperationRunner:
         if self._takes_body and faults.needs_body(operation_id):
             await self._read_body(exchange)
             body = self._json_or_nothing(exchange)
-        fault = faults.take(operation_id, exchange.scope.get("path_params", {}), body)
+        assert exchange.received_at is not None  # the session's clock, read when it was opened
+        decision = faults.decide(
+            operation_id, exchange.received_at, exchange.session_name, exchange.scope.get("path_params", {}), body
+        )
+        if decision is None:
+            return None
+        exchange.fault_marks = decision.marks
+        fault = decision.fault
         if fault is None:
             return None
         if fault.kind is FaultKind.SLOW_BODY:
-            exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
-        elif fault.delay_ms:
-            await fault_replies.sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
-        if fault.kind is FaultKind.RESET:
+            exchange.dribble_ms = decision.delay_ms  # the delay is spent sending the body, not before it
+        elif decision.delay_ms:
+            await fault_replies.sleep(decision.delay_ms / 1000)  # looked up per call: tests hold it
+        if decision.retry_after_s is not None:
+            reply = fault_replies.quota_refusal(fault.fault_id, operation_id, decision.retry_after_s)
+        elif fault.kind is FaultKind.RESET:
             reply = Reply(0, off_spec=True, dropped=True, injected=True)  # no status: nothing at all is sent
         elif fault.kind is FaultKind.MALFORMED:
             assert fault.status is not None  # the admin handler gave it the operation's success status
@@ -395,6 +405,7 @@ class OperationRunner:
                 exchange.raw_headers,  # request_headers, by reference: packed into one bytes object
                 reply.injected,
                 certificate,  # positional, as the ones before: keywords cost more, at every public call
+                exchange.fault_marks,
             )
             exchange.session.calls_answered += 1
         if self.public and not reply.dropped:  # no status was answered: nothing to count

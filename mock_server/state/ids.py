@@ -33,6 +33,11 @@ class IdSource:
         self._session = session
         self.reset()
 
+    @property
+    def seed(self) -> int | None:
+        """The seed ids are drawn from (None: random): what a fault armed without a seed of its own draws by."""
+        return self._seed
+
     def reseed(self, seed: int | None) -> None:
         """From now on the sequence of `seed` alone (None: random), restarted: a seed given to a session (by a
         reset or its creation) gives the same ids whatever the session's name, unlike `--seed`, which mixes the
