@@ -225,6 +225,7 @@ def create_fault(call: Call) -> Reply:
         body.get("jitter_ms", 0),
         quota,
         default_seed=call.session.ids.seed,  # None (an unseeded session): the fault draws a seed of its own
+        default_mixes_name=call.session.ids.mixes_name,
     )
     return Reply(201, fault.to_json())
 

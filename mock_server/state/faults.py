@@ -43,14 +43,21 @@ SEED_RANGE = 1 << 31  # a seed drawn for a fault of a session with none: small e
 @dataclass(frozen=True, slots=True)
 class Chance:
     """What makes a fault fire by chance rather than always: kept apart so a plain fault shows (and costs) as
-    it did before chance existed. `seed` is resolved when the fault is armed: given, the session's, or drawn."""
+    it did before chance existed. `seed` is resolved when the fault is armed: given, the session's, or drawn.
+    `mixes_name`: the draws mix the session's name in (the server's `--seed`, as the session's ids do, so the
+    sessions of one run differ); any other seed draws the same in every session of every server, so a seed read
+    in a journal replays its run in a session of any name (the pytest plugin's are random)."""
 
     probability: float
     seed: int
     jitter_ms: int
+    mixes_name: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"probability": self.probability, "seed": self.seed, "jitter_ms": self.jitter_ms}
+        shown: dict[str, Any] = {"probability": self.probability, "seed": self.seed, "jitter_ms": self.jitter_ms}
+        if self.mixes_name:
+            shown["seed_mixes_session"] = True
+        return shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +127,7 @@ class Fault:
         draw's key) and what changes as calls come (calls left, counts), and nothing the server chose (its id,
         which counts the faults armed before it in the session)."""
         shown = self.to_json()
-        for volatile in ("fault_id", "times", "seed", "matches", "firings", "window_calls"):
+        for volatile in ("fault_id", "times", "seed", "seed_mixes_session", "matches", "firings", "window_calls"):
             shown.pop(volatile, None)
         return json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -180,6 +187,8 @@ class FaultMark:
         shown: dict[str, Any] = {"fault_id": self.fault_id, "draw": self.draw, "fired": self.fired}
         if self.chance is not None:
             shown["seed"], shown["probability"] = self.chance.seed, self.chance.probability
+            if self.chance.mixes_name:
+                shown["seed_mixes_session"] = True
         if self.delay_ms:
             shown["delay_ms"] = self.delay_ms
         return shown
@@ -217,11 +226,13 @@ class Faults:
         jitter_ms: int = 0,
         quota: Quota | None = None,
         default_seed: int | None = None,
+        default_mixes_name: bool = False,
     ) -> Fault:
         """Arm a fault. The combinations a kind forbids (a reset with a status, a malformed with a JSON body, a
         quota without its limit) are the admin spec's to refuse; a malformed fault without `text` gets the default
         one. A fault given a probability, a seed or a jitter, and every quota, fires by chance: under `seed`, else
-        `default_seed` (the session's), else one drawn now and shown with the fault and in the journal."""
+        `default_seed` (the session's; `default_mixes_name`: the server's --seed, which mixes the session's name
+        in), else one drawn now and shown with the fault and in the journal."""
         check_room(len(self._faults), self.max_faults, "armed faults", "--max-faults")
         fault = Fault(f"fault-{self._count + 1}", operation_id, status, body, delay_ms, times, kind, text, match)
         if kind is FaultKind.MALFORMED and text is None:
@@ -229,10 +240,11 @@ class Faults:
         if quota is not None:
             fault.quota, fault.times = quota, None  # a quota stays until cleared
         if quota is not None or probability is not None or jitter_ms or seed is not None:
+            mixes_name = seed is None and default_seed is not None and default_mixes_name
             drawn = seed if seed is not None else default_seed
             if drawn is None:
                 drawn = secrets.randbelow(SEED_RANGE)
-            fault.chance = Chance(1.0 if probability is None else probability, drawn, jitter_ms)
+            fault.chance = Chance(1.0 if probability is None else probability, drawn, jitter_ms, mixes_name)
         fault.definition = fault.canonical()
         size = fault.size()
         if size and sum(f.size() for f in self._faults) + size > MAX_FAULT_BODY_BYTES:
@@ -276,7 +288,9 @@ class Faults:
             fault.firings += 1
             delay_ms = fault.delay_ms
             if fault.chance is not None and fault.chance.jitter_ms:
-                delay_ms += chance.jitter(fault.chance.jitter_ms, fault.chance.seed, session, fault.definition, k)
+                odds = fault.chance
+                scope = session if odds.mixes_name else ""
+                delay_ms += chance.jitter(odds.jitter_ms, odds.seed, scope, fault.definition, k)
             if fault.times is not None:
                 fault.times -= 1
                 if fault.times <= 0:
@@ -289,7 +303,9 @@ class Faults:
     def _draws_yes(fault: Fault, session: str, k: int) -> bool:
         """Whether the fault fires on its k-th matching call: always for a plain fault."""
         odds = fault.chance
-        return odds is None or chance.fires(odds.probability, odds.seed, session, fault.definition, k)
+        if odds is None:
+            return True
+        return chance.fires(odds.probability, odds.seed, session if odds.mixes_name else "", fault.definition, k)
 
     @staticmethod
     def _quota_refuses(fault: Fault, now: datetime) -> int | None:

@@ -49,13 +49,25 @@ def test_a_fault_by_chance_gives_the_same_statuses_on_three_fresh_servers(make_c
     assert other_seed != runs[0]
 
 
-def test_the_same_fault_in_another_session_draws_another_sequence(make_client):
-    with make_client() as client:
-        for name in ("run-a", "run-b"):
-            assert client.post("/__mock/faults", json=CHANCE, headers={"X-Mock-Session": name}).status_code == 201
-        first = statuses(client, 40, {"X-Mock-Session": "run-a"})
-        second = statuses(client, 40, {"X-Mock-Session": "run-b"})
-    assert first != second
+def test_a_fault_seed_draws_the_same_in_every_session_and_the_servers_seed_mixes_the_name_in(make_client):
+    """A seed given (on the fault, or to the session) replays in a session of any name: the pytest plugin's are
+    random. The server's --seed mixes the session's name in, as it does for ids, so a run's sessions differ."""
+    unseeded = {k: v for k, v in CHANCE.items() if k != "seed"}
+    with make_client(seed=7) as client:
+        runs = {}
+        for name, fault in (("given-a", CHANCE), ("given-b", CHANCE), ("server-a", unseeded), ("server-b", unseeded)):
+            armed = client.post("/__mock/faults", json=fault, headers={"X-Mock-Session": name}).json()
+            assert armed["seed"] == 7
+            assert armed.get("seed_mixes_session", False) is name.startswith("server")
+            runs[name] = statuses(client, 40, {"X-Mock-Session": name})
+        assert client.post("/__mock/sessions", json={"name": "own-seed", "seed": 7}).status_code == 201
+        armed = client.post("/__mock/faults", json=unseeded, headers={"X-Mock-Session": "own-seed"}).json()
+        assert armed["seed"] == 7 and "seed_mixes_session" not in armed
+        runs["own-seed"] = statuses(client, 40, {"X-Mock-Session": "own-seed"})
+        marks = journal(client, {"X-Mock-Session": "server-a"})[0]["faults"]
+    assert runs["given-a"] == runs["given-b"] == runs["own-seed"]
+    assert runs["server-a"] != runs["server-b"]
+    assert marks[0]["seed_mixes_session"] is True
 
 
 def test_times_counts_firings_and_the_listing_counts_matches_and_firings(client):
