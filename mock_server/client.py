@@ -254,6 +254,12 @@ class PixMock:
         result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
         return result
 
+    def faults(self) -> list[dict[str, Any]]:
+        """The session's armed faults (GET /__mock/faults): calls left, and for those that fire by chance and
+        quotas their seed, the calls they matched and fired on."""
+        result: list[dict[str, Any]] = self._admin("GET", "/faults")["faults"]
+        return result
+
     def pay(self, key: str, amount: float | str | None = None, paid_at: str | None = None) -> dict[str, Any]:
         """Pay the event `key`, the open balance unless `amount` is given; answers the event."""
         body: dict[str, Any] = {}
