@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mock_server.http import fault_replies
+from mock_server.mcp.tools import tools_of
 from tests.builders import REGISTER, registration
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT_PATH
 from tests.helpers import Client, add_fault, assert_error, faults
@@ -258,3 +259,21 @@ def test_chance_and_quota_fields_the_spec_refuses_are_a_400_naming_them(client, 
     body = assert_error(client.post("/__mock/faults", json=fault), 400, "invalid_request")
     assert field in [detail["field"] for detail in body["details"]]
     assert faults(client) == []
+
+
+def test_a_pact_export_leaves_a_quotas_429_out_as_it_does_every_injected_answer(client):
+    freeze(client, "2026-11-21T10:00:00Z")
+    add_fault(client, operation_id="getExtraordinaryEvent", kind="quota", limit=1, window_s=60)
+    assert statuses(client, 2, {}) == ".q"
+    document = client.get("/__mock/pact?consumer=retrier&provider=pix").json()
+    assert len(document["interactions"]) == 1  # the lookup that went on
+    assert document["metadata"]["mockServer"]["leftOut"] == [
+        {"method": "GET", "path": PENDING_EVENT_PATH, "status": 429, "reason": "an injected fault answered"}
+    ]
+
+
+def test_the_mcp_tool_that_arms_faults_shows_the_chance_and_quota_fields_to_agents(specs):
+    """The MCP tools are read from the admin spec: documenting the fields there shows them to agents."""
+    schema = tools_of(specs)["mockCreateFault"].input_schema["properties"]["body"]
+    assert {"probability", "seed", "jitter_ms", "limit", "window_s"} <= set(schema["properties"])
+    assert "quota" in schema["properties"]["kind"]["enum"]
