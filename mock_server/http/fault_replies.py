@@ -1,6 +1,6 @@
-"""How an injected fault goes on the wire when it is not an ordinary response: no answer at all (kind `reset`)
-or a body dribbled over time (kind `slow_body`). What the call answers is decided in http/pipeline.py; these only
-send it (state/faults.py says which fault a call gets).
+"""How an injected fault goes on the wire when it is not an ordinary response: no answer at all (kind `reset`),
+a body dribbled over time (kind `slow_body`), or a quota's 429 with its Retry-After (kind `quota`). What the call
+answers is decided in http/pipeline.py; these only send it (state/faults.py says which fault a call gets).
 """
 
 from __future__ import annotations
