@@ -213,20 +213,51 @@ class PixMock:
         kind: str = "respond",
         text: str | None = None,
         match: dict[str, Any] | None = None,
+        probability: float | None = None,
+        seed: int | None = None,
+        jitter_ms: int | None = None,
     ) -> dict[str, Any]:
         """Make the next `times` calls of `operation_id` answer `status` (and `body`) after `delay_ms`; `kind`
         `reset`, `malformed` (with `text`) or `slow_body`, and `match` ({"path": {...}, "body_contains": ...}:
-        only the calls it holds for) as POST /__mock/faults describes."""
+        only the calls it holds for) as POST /__mock/faults describes. With `probability` a matching call fires by
+        a draw that replays under `seed` (default: the session's), `times` then counting firings; `jitter_ms` adds
+        a wait drawn the same way to `delay_ms`."""
         spec: dict[str, Any] = {"operation_id": operation_id, "kind": kind, "delay_ms": delay_ms, "times": times}
-        if status is not None:
-            spec["status"] = status
-        if body is not None:
-            spec["body"] = body
-        if text is not None:
-            spec["text"] = text
-        if match is not None:
-            spec["match"] = match
+        optional = {
+            "status": status,
+            "body": body,
+            "text": text,
+            "match": match,
+            "probability": probability,
+            "seed": seed,
+            "jitter_ms": jitter_ms,
+        }
+        spec |= {name: value for name, value in optional.items() if value is not None}
         result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
+        return result
+
+    def quota(
+        self,
+        operation_id: str,
+        limit: int,
+        window_s: int,
+        match: dict[str, Any] | None = None,
+        probability: float | None = None,
+        seed: int | None = None,
+    ) -> dict[str, Any]:
+        """Let `limit` calls of `operation_id` go on per window of `window_s` seconds of the session's clock
+        (aligned to the Unix epoch: 60 is a clock minute) and answer the rest 429 `quota_exceeded` with
+        `Retry-After`, until the faults are cleared (a fault of kind `quota`, POST /__mock/faults)."""
+        spec: dict[str, Any] = {"operation_id": operation_id, "kind": "quota", "limit": limit, "window_s": window_s}
+        optional = {"match": match, "probability": probability, "seed": seed}
+        spec |= {name: value for name, value in optional.items() if value is not None}
+        result: dict[str, Any] = self._admin("POST", "/faults", spec, expect=201)
+        return result
+
+    def faults(self) -> list[dict[str, Any]]:
+        """The session's armed faults (GET /__mock/faults): calls left, and for those that fire by chance and
+        quotas their seed, the calls they matched and fired on."""
+        result: list[dict[str, Any]] = self._admin("GET", "/faults")["faults"]
         return result
 
     def pay(self, key: str, amount: float | str | None = None, paid_at: str | None = None) -> dict[str, Any]:

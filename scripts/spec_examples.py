@@ -20,7 +20,7 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "tra
 # operation does not take, a server fault, a session filled to its bound): their examples name an X-Mock-Session in
 # which a fault of that status is injected first. A 409 example that names no session (account_already_registered)
 # is provoked as it is.
-FAULTED_STATUSES = frozenset({"403", "409", "413", "415", "500"})
+FAULTED_STATUSES = frozenset({"403", "409", "413", "415", "429", "500"})
 
 
 @dataclass

@@ -31,7 +31,7 @@ from mock_server.spec.served import base_url
 from mock_server.state import conciliation_index
 from mock_server.state.conciliation_index import ConciliationIndex
 from mock_server.state.export import export_state
-from mock_server.state.faults import FaultKind, FaultMatch
+from mock_server.state.faults import FaultKind, FaultMatch, Quota
 from mock_server.state.sessions import Session
 from mock_server.state.store import Store
 
@@ -210,6 +210,7 @@ def create_fault(call: Call) -> Reply:
     if kind is FaultKind.MALFORMED and status is None:
         status = _success_status_with_body(call.server.specs.public.operations[operation_id].responses)
     match = FaultMatch.from_json(body["match"]) if "match" in body else None
+    quota = Quota(body["limit"], body["window_s"]) if kind is FaultKind.QUOTA else None
     fault = call.session.faults.add(
         operation_id,
         status,
@@ -219,6 +220,12 @@ def create_fault(call: Call) -> Reply:
         kind,
         body.get("text"),
         match,
+        body.get("probability"),
+        body.get("seed"),
+        body.get("jitter_ms", 0),
+        quota,
+        default_seed=call.session.ids.seed,  # None (an unseeded session): the fault draws a seed of its own
+        default_mixes_name=call.session.ids.mixes_name,
     )
     return Reply(201, fault.to_json())
 

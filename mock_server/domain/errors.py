@@ -216,6 +216,12 @@ class TooManySessions(ApiError):
     status, code = 429, "too_many_sessions"
 
 
+class QuotaExceeded(ApiError):
+    """A quota fault's window is spent: the client is told when the next one opens (`Retry-After`, seconds)."""
+
+    status, code = 429, "quota_exceeded"
+
+
 # --- refused by the connection or the server's bounds (http/connection.py, state/bounds.py) -----------------
 
 

@@ -1,5 +1,6 @@
 """What an injected fault answers, and how it goes on the wire when that is not an ordinary response: no answer at
-all (kind `reset`) or a body dribbled over time (kind `slow_body`). Which fault a call gets is decided by its turn
+all (kind `reset`), a body dribbled over time (kind `slow_body`), or a quota's 429 with its Retry-After (kind
+`quota`). Which fault a call gets is decided by its turn
 (state/turn.py, state/faults.decide); the pipeline (http/pipeline.py) reaches this module through `injected` alone.
 """
 
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from mock_server.domain.errors import ApiError
+from mock_server.domain.errors import ApiError, QuotaExceeded
 from mock_server.http.handling import Reply
 from mock_server.http.scope_keys import ABORT_EXTENSION
 from mock_server.state.faults import NO_BODY, FaultKind
@@ -42,14 +43,16 @@ async def injected(runner: OperationRunner, exchange: Exchange, turn: Turn) -> R
             await runner.read_body(exchange)
             body = runner.json_or_nothing(exchange)
         turn.decide_fault(exchange.scope.get("path_params") or {}, body)
-    fault = turn.fault
-    if fault is None:
+    fault, decision = turn.fault, turn.decision
+    if fault is None or decision is None:
         return None
     if fault.kind is FaultKind.SLOW_BODY:
-        exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it
-    elif fault.delay_ms:
-        await sleep(fault.delay_ms / 1000)  # looked up per call: tests hold it
-    if fault.kind is FaultKind.RESET:
+        exchange.dribble_ms = decision.delay_ms  # the delay is spent sending the body, not before it
+    elif decision.delay_ms:  # its delay_ms, and its jitter drawn
+        await sleep(decision.delay_ms / 1000)  # looked up per call: tests hold it
+    if decision.retry_after_s is not None:
+        reply = quota_refusal(fault.fault_id, turn.plan.operation_id, decision.retry_after_s)
+    elif fault.kind is FaultKind.RESET:
         reply = Reply(0, off_spec=True, dropped=True, injected=True)  # no status: nothing at all is sent
     elif fault.kind is FaultKind.MALFORMED:
         assert fault.status is not None  # the admin handler gave it the operation's success status
@@ -63,6 +66,16 @@ async def injected(runner: OperationRunner, exchange: Exchange, turn: Turn) -> R
         with contextlib.suppress(ApiError):  # too large to keep: the journal shows no body
             await runner.read_body(exchange)
     return reply
+
+
+def quota_refusal(fault_id: str, operation_id: str, retry_after_s: int) -> Reply:
+    """Kind `quota`, over its limit: 429 `quota_exceeded` and when the window ends (openapi.yaml documents it on
+    every operation as the mock's own answer; an injected one, so never judged against the spec)."""
+    error = QuotaExceeded(
+        f"Quota {fault_id} of {operation_id} is spent for this window; the next opens in {retry_after_s} s.",
+        headers={"Retry-After": str(retry_after_s)},
+    )
+    return Reply(error.status, error.body(), error.headers, off_spec=True, injected=True)
 
 
 class ConnectionDropped(Exception):

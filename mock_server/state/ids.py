@@ -33,6 +33,17 @@ class IdSource:
         self._session = session
         self.reset()
 
+    @property
+    def seed(self) -> int | None:
+        """The seed ids are drawn from (None: random): what a fault armed without a seed of its own draws by."""
+        return self._seed
+
+    @property
+    def mixes_name(self) -> bool:
+        """Whether the session's name is mixed into its seed (the server's `--seed`), so that sessions differ; a
+        seed given to the session is its own alone. A fault drawing by the session's seed does as its ids do."""
+        return self._seed is not None and self._session != ""
+
     def reseed(self, seed: int | None) -> None:
         """From now on the sequence of `seed` alone (None: random), restarted: a seed given to a session (by a
         reset or its creation) gives the same ids whatever the session's name, unlike `--seed`, which mixes the

@@ -18,13 +18,16 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mock_server.domain.certificates import ClientCertificate
 from mock_server.domain.clock import timestamp
 from mock_server.domain.errors import ApiError
 from mock_server.wire.decoding import parse_json
 from mock_server.wire.headers import RawHeaders, header_values
+
+if TYPE_CHECKING:  # faults import the bounds, which import this module's defaults
+    from mock_server.state.faults import FaultMark
 
 JOURNAL_SIZE = 1000  # entries per session
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
@@ -37,6 +40,7 @@ DEFAULT_JOURNAL_TOTAL_BYTES = 256 * 1024 * 1024  # every session together
 ENTRY_OVERHEAD = 400
 TRUNCATED = "[truncated: {size} bytes in all]"
 CERTIFICATE_COST = 800  # a ClientCertificate: its strings (subject, issuer, serial, fingerprint) and datetimes
+FAULT_MARK_COST = 120  # a FaultMark: its slots (the fault id and the Chance are the fault's own, shared)
 
 
 class _Entry(NamedTuple):
@@ -57,6 +61,7 @@ class _Entry(NamedTuple):
     seq: int  # order over every journal (the overall bound drops the lowest first)
     injected: bool  # an injected fault answered, not the mock's own rules
     client_certificate: ClientCertificate | None  # the TLS client certificate the call came with (one per client)
+    faults: tuple[FaultMark, ...] | None  # the armed faults decided on the call, fired or not (None: none armed)
 
 
 _COST, _SEQ = _Entry._fields.index("cost"), _Entry._fields.index("seq")
@@ -170,6 +175,7 @@ class Journal:
         request_headers: RawHeaders = (),
         injected: bool = False,
         client_certificate: ClientCertificate | None = None,
+        faults: tuple[FaultMark, ...] | None = None,
     ) -> None:
         """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
@@ -190,6 +196,8 @@ class Journal:
         cost = ENTRY_OVERHEAD + len(path) + request_kept + response_kept + len(headers)
         if client_certificate is not None:  # usually one object shared by a client's calls: counted as if not
             cost += CERTIFICATE_COST
+        if faults is not None:  # only while faults are armed: up to --max-faults marks a call
+            cost += FAULT_MARK_COST * len(faults) + 56
         entries, usage, budget = self._entries, self._usage, self._budget
         if len(entries) >= JOURNAL_SIZE:  # _drop_oldest, inline: a full journal drops one at each call
             dropped = entries.popleft()[_COST]
@@ -216,6 +224,7 @@ class Journal:
                 seq,
                 injected,
                 client_certificate,
+                faults,
             )
         )
         usage.bytes += cost
@@ -267,6 +276,8 @@ class Journal:
                 ]
             if e.injected:
                 entry["injected"] = True
+            if e.faults:
+                entry["faults"] = [mark.to_json() for mark in e.faults]
             out.append(entry)
         return out
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mock_server.state import faults as fault_rules
-from mock_server.state.faults import NO_BODY, Fault
+from mock_server.state.faults import NO_BODY, Decision, Fault
 
 if TYPE_CHECKING:
     from mock_server.domain.models import Scenario
@@ -90,6 +90,7 @@ class Turn:
     """
 
     __slots__ = (
+        "decision",
         "events",
         "fault",
         "fault_waits_for_body",
@@ -114,6 +115,9 @@ class Turn:
         self.path = path
         self.headers = headers
         self.fault: Fault | None = None
+        # What the armed faults made of the call (None: none was asked): the wait it adds, a quota's Retry-After,
+        # and each fault's mark, which the journal keeps.
+        self.decision: Decision | None = None
         self.fault_waits_for_body = False
         self.events: list[tuple[str, Mapping[str, Any]]] | None = None
         self.status: int | None = None
@@ -135,7 +139,8 @@ class Turn:
     def decide_fault(self, path: Mapping[str, str], body: Any = NO_BODY) -> Fault | None:
         """The injected fault of this call (its path parameters and JSON body, NO_BODY for none), decided once."""
         self.fault_waits_for_body = False
-        self.fault = fault_rules.decide(self.plan.operation_id, self.now, self.session, path, body)
+        decision = self.decision = fault_rules.decide(self.plan.operation_id, self.now, self.session, path, body)
+        self.fault = None if decision is None else decision.fault
         return self.fault
 
     def claim_store(self) -> Store:
@@ -176,6 +181,7 @@ class Turn:
                 self.headers,
                 injected,
                 certificate,
+                None if self.decision is None else self.decision.marks,
             )
             session.calls_answered += 1
             if status is not None and refused_fields is None:  # plan.count's usual case, without its call

@@ -47,7 +47,7 @@ def test_every_public_operation_is_listed_with_its_documented_statuses(fresh):
         "createRecipientListLimitUpdateRequest",
     ]
     lookup = of(report, "getExtraordinaryEvent")
-    assert lookup["never_answered"] == ["200", "400", "403", "404", "500"]
+    assert lookup["never_answered"] == ["200", "400", "403", "404", "429", "500"]
     assert lookup["calls"] == 0
     assert report["summary"]["answered"] == 0
     assert report["summary"]["documented_statuses"] == sum(len(op["never_answered"]) for op in report["operations"])
@@ -59,7 +59,7 @@ def test_answers_are_counted_across_sessions(fresh):
     assert fresh.get(UNKNOWN, headers={"X-Mock-Session": "cov-b"}).status_code == 404
     lookup = of(coverage(fresh), "getExtraordinaryEvent")
     assert lookup["answered"] == {"200": 2, "404": 1}
-    assert lookup["never_answered"] == ["400", "403", "500"]
+    assert lookup["never_answered"] == ["400", "403", "429", "500"]
     assert lookup["calls"] == 3
 
 
@@ -131,7 +131,7 @@ def test_markdown_form(fresh, kwargs):
     assert response.headers["content-type"] == "text/markdown; charset=utf-8"
     text = response.text
     assert text.startswith("# API coverage\n")
-    assert "| `getExtraordinaryEvent` GET" in text and "| 1 | 200 (1) | 400, 403, 404, 500 |" in text
+    assert "| `getExtraordinaryEvent` GET" in text and "| 1 | 200 (1) | 400, 403, 404, 429, 500 |" in text
 
 
 def test_format_json_wins_over_accept(fresh):
@@ -173,7 +173,7 @@ def test_the_report_is_written_at_shutdown(tmp_path: Path, name: str) -> None:
         assert lookup["answered"] == {"200": 1, "404": 1}
     else:
         assert text.startswith("# API coverage\n")
-        assert "| 2 | 200 (1), 404 (1) | 400, 403, 500 |" in text
+        assert "| 2 | 200 (1), 404 (1) | 400, 403, 429, 500 |" in text
 
 
 @pytest.mark.e2e  # starts the server or pytest in a child process

@@ -222,3 +222,26 @@ def test_when_a_process_dies_the_whole_cluster_stops_and_says_which() -> None:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def _chaos_statuses(base: str, name: str, calls: int = 200) -> str:
+    """A fault of 30% 503s at seed 7 armed on the lookups of session `name` at `base`, then `calls` lookups: their
+    statuses as text (`.` 200, `x` 503)."""
+    fault = {"operation_id": "getExtraordinaryEvent", "status": 503, "probability": 0.3, "seed": 7, "times": None}
+    with httpx.Client(base_url=base, headers={"X-Mock-Session": name}, timeout=30) as pix:
+        assert pix.post("/__mock/reset", json={"scenario": "default"}).status_code == 200
+        assert pix.post("/__mock/faults", json=fault).status_code == 201
+        letters = {200: ".", 503: "x"}
+        return "".join(
+            letters[pix.get(f"/event_conciliation/extraordinary_event/{PENDING_EVENT}").status_code]
+            for _ in range(calls)
+        )
+
+
+def test_a_fault_by_chance_fires_the_same_way_on_both_processes_for_the_same_session_name(cluster: Cluster) -> None:
+    """Issue 45: the draws depend on (seed, session, fault, k) alone, so a session moved to another replica (a
+    process restarted, the ring resized) fails the same calls; each process asked directly, then the balancer."""
+    first, second = (_chaos_statuses(process, "chaos-seed-7") for process in cluster.processes)
+    assert first == second
+    assert 0.2 <= first.count("x") / 200 <= 0.4
+    assert _chaos_statuses(cluster.balancer, "chaos-seed-7") == first

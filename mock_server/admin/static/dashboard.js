@@ -429,7 +429,15 @@
     if (f.kind === "reset") return "reset (no answer)";
     if (f.kind === "malformed") return f.status + " malformed";
     if (f.kind === "slow_body") return (f.status === null ? "real answer" : String(f.status)) + ", slow body";
+    if (f.kind === "quota") return "429 past " + f.limit + " per " + f.window_s + " s (" + f.window_calls + " this window)";
     return f.status === null ? "(delay only)" : String(f.status);
+  }
+
+  // A fault that fires by chance, or a quota: its odds, its seed (to replay a run) and what it did so far.
+  function faultChance(f) {
+    if (f.seed === undefined) return "always";
+    var odds = "p " + f.probability + ", seed " + f.seed + (f.jitter_ms ? ", jitter " + f.jitter_ms + " ms" : "");
+    return odds + ": fired " + f.firings + " of " + f.matches;
   }
 
   function drawFaults(faults) {
@@ -438,9 +446,10 @@
       return el("tr", f.match ? { title: "only calls matching " + JSON.stringify(f.match) } : {}, [
         el("td", { text: f.fault_id + (f.match ? " (match)" : "") }), el("td", { text: f.operation_id }),
         el("td", { text: faultAnswer(f) }),
-        el("td", { text: f.delay_ms + " ms" }), el("td", { text: f.times === null ? "∞" : String(f.times) })]);
+        el("td", { text: f.delay_ms + " ms" }), el("td", { text: f.times === null ? "∞" : String(f.times) }),
+        el("td", { text: faultChance(f) })]);
     });
-    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "5", "class": "muted", text: "No faults armed." })])];
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "6", "class": "muted", text: "No faults armed." })])];
     body.replaceChildren.apply(body, rows);
   }
 
@@ -520,6 +529,8 @@
     var body = { operation_id: $("fault-operation").value, delay_ms: Number($("fault-delay").value || 0),
       times: $("fault-times").value ? Number($("fault-times").value) : null };
     if ($("fault-status").value) body.status = Number($("fault-status").value);
+    if ($("fault-probability").value) body.probability = Number($("fault-probability").value);
+    if ($("fault-seed").value) body.seed = Number($("fault-seed").value);
     api("POST", "faults", body).then(function (fault) {
       say("Fault " + fault.fault_id + " armed on " + fault.operation_id + ".", "info");
       return loadFaults();
