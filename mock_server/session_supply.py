@@ -67,6 +67,13 @@ def plain(scenario: str | None, seed: int | None) -> bool:
     return scenario != "" and (seed is None or 0 <= seed <= SEED_MAX)
 
 
+def _creation(name: str, scenario: str | None, seed: int | None, replacing: str | None = None) -> dict[str, Any]:
+    """A session to make, as POST /__mock/sessions and PATCH /__mock/sessions's `create` take it: unset members
+    left out (the server's defaults)."""
+    given = {"name": name, "scenario": scenario, "seed": seed, "replacing": replacing}
+    return {member: value for member, value in given.items() if value is not None}
+
+
 def _refuses_replacing(status: int, text: str) -> bool:
     """Whether a POST /__mock/sessions was refused for its `replacing` member: a server older than it."""
     if status != 400:
@@ -214,14 +221,7 @@ class SessionSupply:
                 return SuppliedSession(self, name)
         elif ready is not None:
             replaced = ready[0]
-        body: dict[str, Any] = {"name": name}
-        if scenario is not None:
-            body["scenario"] = scenario
-        if seed is not None:
-            body["seed"] = seed
-        if replaced is not None:
-            body["replacing"] = replaced
-        status, text, again = self.call("POST", "/__mock/sessions", body)
+        status, text, again = self.call("POST", "/__mock/sessions", _creation(name, scenario, seed, replaced))
         if status != 201 and not (again and status == 409):  # 409 the second time: the first one made it
             raise _refusal("POST", f"{self.server_url}/__mock/sessions", status, text)
         return SuppliedSession(self, name)
@@ -246,11 +246,7 @@ class SessionSupply:
             return
         if self._replacing and plain(self.scenario, self.seed):
             # Deleted (unless kept) and the next test's session made, in one call.
-            body: dict[str, Any] = {"name": upcoming[0], **({} if keep else {"replacing": mock.name})}
-            if self.scenario is not None:
-                body["scenario"] = self.scenario
-            if self.seed is not None:
-                body["seed"] = self.seed
+            body = _creation(upcoming[0], self.scenario, self.seed, old)
             status, text, again = self.call("POST", "/__mock/sessions", body)
             if status == 201 or (again and status == 409):
                 self._next = upcoming
@@ -271,11 +267,7 @@ class SessionSupply:
         and seed made for the tests to come."""
         __tracebackhide__ = True
         names = [session_name() for _ in range(make)]
-        item = {
-            **({"scenario": self.scenario} if self.scenario is not None else {}),
-            **({"seed": self.seed} if self.seed is not None else {}),
-        }
-        body = {"create": [{"name": name, **item} for name in names], "delete": self._ended}
+        body = {"create": [_creation(name, self.scenario, self.seed) for name in names], "delete": self._ended}
         status, text, again = self.call("PATCH", "/__mock/sessions", body)
         if status != 200 and not (again and status == 409):  # 409 the second time: the first one made them
             raise _refusal("PATCH", f"{self.server_url}/__mock/sessions", status, text)
