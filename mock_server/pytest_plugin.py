@@ -342,7 +342,6 @@ class _Run:
         """Delete the test's session, unless it failed and keeping was asked for; with --mock-server-pact, the
         session's pact (a passed test's) is kept for the run's file of `consumer` first."""
         __tracebackhide__ = True
-        mock.close()
         if self.pacts is not None and not failed:
             self.pacts.collect(self.supply, mock, consumer)
         self.supply.finish(mock, keep=failed and self.keep_failed)
