@@ -1,6 +1,6 @@
 """The one seam to the ASGI server: the uvicorn configuration mock-server serves with, and the server object that
-runs it, in this thread (`mock-server`, bench/bare_app.py) or in a daemon thread of this process (the pytest plugin,
-tests/threaded_server.py). Nothing else builds a uvicorn Config or Server.
+runs it, in this thread (`mock-server`, bench/bare_app.py) or in a daemon thread of this process (serving.py's
+InProcessServer, the pytest plugin's; tests/threaded_server.py). Nothing else builds a uvicorn Config or Server.
 
 What mock-server does beyond stock uvicorn -- deadlines, the head-size limit, the Host rule, the TLS extension, the
 `reset` fault's drop, one write per answer -- is the HTTP protocol behind `Config(http=...)` (http/connection.py),

@@ -1,4 +1,4 @@
-"""The server of a pytest-xdist run: a child process of the xdist controller (pytest_plugin._SharedServer).
+"""The server of a pytest-xdist run: a child process of the xdist controller (serving.SharedServer).
 
     python -m mock_server.shared_server FD OPTIONS_JSON
 

@@ -1,16 +1,17 @@
 """The session registry's routes (/__mock/sessions): list, create explicitly, delete and create in one call, show,
 delete.
 
-They act on the registry, never on the calling session (SessionUse.NONE): listing or deleting makes no session.
+They act on the registry through its one door (state/session_door.py, whose refusals the one error renderer
+words), never on the calling session (SessionUse.NONE): listing or deleting makes no session.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mock_server.domain.errors import SessionAlreadyExists, SessionEvicted, SessionNotFound
 from mock_server.http.handling import Call, Handler, Reply, SessionUse
-from mock_server.state.sessions import Session, Sessions, evicted_message, wall_time
+from mock_server.state.session_door import SessionDoor
+from mock_server.state.sessions import Session, wall_time
 
 
 def session_info(session: Session) -> dict[str, Any]:
@@ -26,16 +27,6 @@ def session_info(session: Session) -> dict[str, Any]:
     }
 
 
-def _find(sessions: Sessions, name: str) -> Session:
-    session = sessions.peek(name)
-    if session is not None:
-        return session
-    tombstone = sessions.tombstone(name)
-    if tombstone is not None:
-        raise SessionEvicted(evicted_message(tombstone))
-    raise SessionNotFound(f"No session named {name!r}.")
-
-
 def list_sessions(call: Call) -> Reply:
     sessions = call.server.sessions
     return Reply(
@@ -44,7 +35,7 @@ def list_sessions(call: Call) -> Reply:
             "max_sessions": sessions.max_sessions,
             "max_session_bytes": sessions.bounds.max_session_bytes,
             "evictions": sessions.evictions,
-            "sessions": [session_info(s) for s in sessions.all()],
+            "sessions": [session_info(s) for s in SessionDoor(sessions).all()],
             "evicted": [{"name": t.name, "evicted_at": wall_time(t.evicted_at)} for t in sessions.tombstones()],
         },
     )
@@ -53,26 +44,25 @@ def list_sessions(call: Call) -> Reply:
 def create_session(call: Call) -> Reply:
     name = call.body["name"]
     body = call.body
-    session = call.server.sessions.make(name, body.get("scenario"), body.get("seed"), body.get("replacing"))
-    if session is None:
-        raise SessionAlreadyExists(f"Session {name!r} exists already.")
+    session = SessionDoor(call.server.sessions).create(
+        name, body.get("scenario"), body.get("seed"), body.get("replacing")
+    )
     return Reply(201, session_info(session), headers={"Location": f"/__mock/sessions/{name}"})
 
 
 def change_sessions(call: Call) -> Reply:
     body = call.body
     create = [(item["name"], item.get("scenario"), item.get("seed")) for item in body.get("create", ())]
-    made, deleted = call.server.sessions.change(create, body.get("delete", ()))
+    made, deleted = SessionDoor(call.server.sessions).change(create, body.get("delete", ()))
     return Reply(200, {"created": [session_info(session) for session in made], "deleted": deleted})
 
 
 def get_session(call: Call) -> Reply:
-    return Reply(200, session_info(_find(call.server.sessions, call.path["name"])))
+    return Reply(200, session_info(SessionDoor(call.server.sessions).find(call.path["name"])))
 
 
 def delete_session(call: Call) -> Reply:
-    if not call.server.sessions.delete(call.path["name"]):
-        raise SessionNotFound(f"No session named {call.path['name']!r}.")
+    SessionDoor(call.server.sessions).delete(call.path["name"])
     return Reply(204)
 
 

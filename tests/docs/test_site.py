@@ -34,7 +34,18 @@ HOME = "index.md"  # the site's home page: README.md, put there by scripts/mkdoc
 # checked like any other once the file is here.
 NOT_YET_WRITTEN = {"ARCHITECTURE.md"}
 # The package's modules that are its public face, which the pages may name (`mock_server.pytest_plugin`, ...).
-PUBLIC_MODULES = {"app", "settings", "cli", "client", "testcontainers", "probe", "pytest_plugin", "schemathesis_hooks"}
+PUBLIC_MODULES = {
+    "app",
+    "settings",
+    "cli",
+    "client",
+    "testcontainers",
+    "probe",
+    "pytest_plugin",
+    "schemathesis_hooks",
+    "serving",
+    "session_supply",
+}
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
