@@ -197,7 +197,7 @@ class PixMockContainer(DockerContainer):
         """Close the clients `session()` handed out, then remove the container. Idempotent: `with` calls it again
         when `start()` failed (and had stopped it already), and the second call must not hide start()'s error
         behind the engine's NotFound for a container that is gone (issue 43 M4)."""
-        from docker.errors import NotFound
+        from docker.errors import NotFound  # type: ignore[import-untyped]
 
         while self._sessions:
             self._sessions.pop().close()

@@ -331,7 +331,7 @@ class Sessions:
                 f"The batch makes {counted(len(create), 'session')}: --max-sessions {self.max_sessions} cannot hold "
                 f"them beside the {counted(pinned, 'session')} that may not be evicted (default, in flight), and a "
                 "batch never evicts a session it made. Nothing was done: make fewer at once, delete sessions in "
-                "the same call (\"delete\") or raise --max-sessions."
+                'the same call ("delete") or raise --max-sessions.'
             )
         before = self._sessions.copy()
         evictions_before = self.evictions

@@ -144,7 +144,7 @@ class _ExitedContainer:
         return b"fixtures/broken.yaml:3:7: events[0].amount: not a number\n" if stderr and not stdout else b""
 
     def remove(self, force: bool = False, v: bool = False) -> None:
-        from docker.errors import NotFound
+        from docker.errors import NotFound  # type: ignore[import-untyped]
 
         self.removed += 1
         if self.removed > 1:
@@ -162,7 +162,7 @@ def test_a_server_that_cannot_start_fails_with_its_own_message_and_stop_is_idemp
     engine = _ExitedContainer()
 
     def started(self: PixMockContainer) -> PixMockContainer:
-        self._container = engine  # type: ignore[assignment]
+        self._container = engine
         return self
 
     monkeypatch.setattr(DockerContainer, "start", started)
