@@ -781,9 +781,6 @@ def _app_or_exit(settings: Settings) -> tuple[Starlette, str] | int:
 
 
 def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
-    if (busy := port_in_use(settings.host, settings.port)) is not None:
-        print(f"mock-server: {busy}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
     try:
         context = server_tls_context(settings)
     except TlsSetupError as exc:
@@ -793,6 +790,9 @@ def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
     if isinstance(built, int):
         return built
     app, banner = built
+    if (busy := port_in_use(settings.host, settings.port)) is not None:  # after the scenarios' own problems
+        print(f"mock-server: {busy}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
