@@ -48,7 +48,7 @@ def test_a_generated_id_is_the_same_every_run(pix):
     proposal = pix.client.post("/limits/account/0001-000001/limit_update_request", json=change)
     assert proposal.status_code == 201
     with (Path(__file__).parent / "first-ids").open("a") as ids:
-        ids.write(proposal.json()["limit_update_request_id"] + "\n")
+        ids.write(proposal.json()["limit_update_request_id"] + "\\n")
 """
 
 
