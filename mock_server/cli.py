@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from mock_server.http.handling import ServerContext
-    from mock_server.state.persistence import StateFile
+    from mock_server.state.persistence import StateFile, StateFileLock
 
 from mock_server import __version__, environment
 from mock_server.domain.clock import parse_instant
@@ -41,7 +41,7 @@ from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
-from mock_server.server import Server
+from mock_server.server import Server, port_in_use
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
@@ -455,7 +455,9 @@ def _serve_parser() -> argparse.ArgumentParser:
         "       %(prog)s check [--fixtures DIR]\n"
         "       %(prog)s healthcheck [URL] [OPTION ...]\n"
         "       %(prog)s wait URL [OPTION ...]\n"
+        "       %(prog)s pact --consumer NAME --provider NAME [OPTION ...]\n"
         "       %(prog)s verify-provider --target URL [OPTION ...]\n"
+        "       %(prog)s pki init DIR [OPTION ...]\n"
         "       %(prog)s record --target URL --out FILE [OPTION ...]\n"
         "       %(prog)s mcp [OPTION ...]",
         description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
@@ -754,7 +756,7 @@ def serve(settings: Settings) -> int:
     try:
         for temporary in remove_stale_temporaries(settings.state_file):  # a write killed halfway left it
             logging.getLogger("mock_server").info("removed %s, left by a write that never finished", temporary)
-        return _serve(settings)
+        return _serve(settings, lock)
     finally:
         lock.release()
 
@@ -778,7 +780,7 @@ def _app_or_exit(settings: Settings) -> tuple[Starlette, str] | int:
     return app, ready_banner(scenario.name, len(scenario.events), len(scenario.accounts))
 
 
-def _serve(settings: Settings) -> int:
+def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
     try:
         context = server_tls_context(settings)
     except TlsSetupError as exc:
@@ -788,6 +790,9 @@ def _serve(settings: Settings) -> int:
     if isinstance(built, int):
         return built
     app, banner = built
+    if (busy := port_in_use(settings.host, settings.port)) is not None:  # after the scenarios' own problems
+        print(f"mock-server: {busy}", file=sys.stderr, flush=True)
+        return EXIT_INVALID
     report = settings.coverage_report
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
@@ -795,6 +800,8 @@ def _serve(settings: Settings) -> int:
     if recorder is not None:
         on_shutdown = _writing_recording(app.state.server, on_shutdown)
     state_file: StateFile | None = app.state.state_file
+    if state_file is not None:
+        state_file.lock = lock  # a lock file removed or replaced while it runs stops the writes (health says so)
     state_writes: list[asyncio.Task[None]] = []
 
     def on_start(url: str) -> None:

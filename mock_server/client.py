@@ -280,6 +280,14 @@ class PixMock:
         result: dict[str, Any] = self._admin("GET", "/state")
         return result
 
+    def account(self, account_id: str) -> dict[str, Any]:
+        """The account `account_id` in this session as a scenario file writes it (GET /__mock/accounts/ID): its
+        registration date, limit windows (amounts in integer cents of BRL), recipient list and proposals. An
+        account the session does not hold raises MockServerError (status 404, code `account_not_found`)."""
+        __tracebackhide__ = True
+        result: dict[str, Any] = self._admin("GET", f"/accounts/{_segment(account_id)}")
+        return result
+
     def load_state(self, document: Mapping[str, Any] | str) -> dict[str, Any]:
         """Load a scenario document into the session (PUT /__mock/state): a mapping is sent as JSON, a string as
         YAML (what `state()` answers, or `?format=yaml` exports). Validated as a scenario file: a bad document

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import errno
 import gc
 import inspect
 import logging
@@ -296,3 +297,28 @@ class Server:
         self._uvicorn.should_exit = True
         if wait and self._thread is not None:
             self._thread.join(timeout=10)
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """A newcomer's message when `port` on `host` is taken (by another server, most likely), else None; asked
+    before serving, so that a busy port reads as what it is, not as uvicorn's bare `[Errno 98]` and exit 3. Each
+    address the host resolves to is bound as uvicorn binds it (SO_REUSEADDR), then let go; any other failure (an
+    address this machine does not have, a name that does not resolve) is uvicorn's to report."""
+    if port == 0:
+        return None
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError):
+        return None
+    for family, kind, protocol, _, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    return (
+                        f"port {port} on {host} is in use (another server?): choose another with --port "
+                        "(or PORT= for make run)"
+                    )
+    return None

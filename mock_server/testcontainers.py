@@ -20,6 +20,7 @@ when `session()` is first called.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -67,6 +68,14 @@ class PixMockContainer(DockerContainer):
         path = Path(directory).resolve()
         if not path.is_dir():
             raise ValueError(f"with_fixtures: {str(path)!r} is not a directory of scenario files")
+        # The engine reads a mount as HOST:CONTAINER:MODE and its options split at commas: refused here, by name,
+        # rather than as the engine's puzzle about a mount it cut in the wrong place.
+        for character, name in ((":", "a colon"), (",", "a comma")):
+            if character in str(path):
+                raise ValueError(
+                    f"with_fixtures: {str(path)!r} holds {name} ({character!r}), which the container engine's mount "
+                    "syntax cannot carry: copy or link the scenarios into a directory whose path has none"
+                )
         return self.with_volume_mapping(path, FIXTURES, "ro")
 
     def with_scenario(self, name: str) -> Self:
@@ -93,6 +102,15 @@ class PixMockContainer(DockerContainer):
         """Admin routes (but health) answer 401 without `Authorization: Bearer TOKEN`; `session()` sends it."""
         if not token or token != token.strip():
             raise ValueError("with_admin_token: the token is a non-empty string without surrounding blanks")
+        # Sent as an environment variable and an Authorization header: a line break or another control character
+        # breaks both (inside the engine, as an unreadable error); a non-ASCII one is no header's.
+        unfit = next((c for c in token if not " " <= c <= "~"), None)
+        if unfit is not None:
+            what = "a line break" if unfit in "\r\n" else "a control character" if unfit <= "\x7f" else "non-ASCII"
+            raise ValueError(
+                f"with_admin_token: the token holds {what} ({unfit!r}); it is sent in an Authorization header, "
+                "which takes printable ASCII only"
+            )
         self._admin_token = token
         return self.with_env("MOCK_SERVER_ADMIN_TOKEN", token)
 
@@ -176,11 +194,19 @@ class PixMockContainer(DockerContainer):
         return text[-limit:]
 
     def stop(self, force: bool = True, delete_volume: bool = True) -> None:
-        """Close the clients `session()` handed out, then remove the container."""
+        """Close the clients `session()` handed out, then remove the container. Idempotent: `with` calls it again
+        when `start()` failed (and had stopped it already), and the second call must not hide start()'s error
+        behind the engine's NotFound for a container that is gone (issue 43 M4)."""
+        from docker.errors import NotFound  # type: ignore[import-untyped]
+
         while self._sessions:
             self._sessions.pop().close()
         self._url = None
-        super().stop(force=force, delete_volume=delete_volume)
+        container, self._container = self._container, None
+        if container is not None:
+            with contextlib.suppress(NotFound):  # already removed (by the engine, or by hand)
+                container.remove(force=force, v=delete_volume)
+        self.get_docker_client().client.close()
 
     # -- reaching it ------------------------------------------------------------------------------------------------
 

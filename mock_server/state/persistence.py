@@ -300,6 +300,29 @@ class StateFileLock:
         os.pwrite(handle, f"pid {os.getpid()} on host {socket.gethostname()}, since {since}\n".encode(), 0)
         return cls(lock, handle)
 
+    def lost(self) -> str | None:
+        """Why the lock no longer keeps other servers off the state file, or None while it does. `flock` holds the
+        file's inode, not its name: once `FILE.lock` is removed or replaced, a second server takes a lock of its own
+        on the new file and starts on the same state file (issue 43 M5: then whichever stops last overwrites what
+        the other acknowledged). Asked before every write and by health: a lost lock stops the writes."""
+        if self._handle is None:
+            return f"the lock {self.path} was released"
+        try:
+            named = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            named = None
+        except OSError as error:
+            return f"the lock {self.path} cannot be checked ({error})"
+        held = os.fstat(self._handle)
+        if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            return None
+        what = "was removed" if named is None else "was replaced by another file"
+        return (
+            f"the lock {self.path} {what} while this server held it: another server may be writing this state file, "
+            "so this one stopped writing it (what it acknowledges from now on is not saved). Stop every server on "
+            "this file, then start one"
+        )
+
     def release(self) -> None:
         """Let the next server take it (the file stays: removing it would race with one opening it)."""
         if self._handle is not None:
@@ -319,6 +342,11 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
 
 
 # --- the writer ---------------------------------------------------------------------------------------------------
+
+
+class StateFileLockLost(OSError):
+    """The state file's lock no longer holds (StateFileLock.lost): the write is refused. An OSError, so that it takes
+    the road of any write that fails (kept as the writer's problem, shown by health, logged, tried again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +376,7 @@ class StateFile:
         self.writes = 0
         self.written_at: datetime | None = None  # the last write renamed into place
         self.problem: WriteProblem | None = None  # the last write failed (a full disk): what health reports
+        self.lock: StateFileLock | None = None  # the CLI's lock on the file: checked before each write and by health
 
     def _failed(self, error: BaseException) -> None:
         since = self.problem.since if self.problem is not None else datetime.now(UTC)
@@ -355,6 +384,9 @@ class StateFile:
 
     def health(self) -> dict[str, Any]:
         """The admin spec's HealthStateFile: where, when last written, what failed since."""
+        why = self.lock.lost() if self.lock is not None else None
+        if why is not None and (self.problem is None or self.problem.error != _lost_error(why)):
+            self._failed(StateFileLockLost(why))  # seen before any write is due: nothing may have moved yet
         problem = self.problem
         return {
             "path": str(self.path),
@@ -395,6 +427,9 @@ class StateFile:
                 if turn < self._renamed:
                     return text
                 self._renamed = turn
+                why = self.lock.lost() if self.lock is not None else None
+                if why is not None:
+                    raise StateFileLockLost(why)
                 write_atomically(self.path, text)
                 self._lines = lines
                 self._written_generation = generation
@@ -433,6 +468,11 @@ class StateFile:
         while True:
             await asyncio.sleep(self.interval)
             await self.turn()
+
+
+def _lost_error(why: str) -> str:
+    """The problem a lost lock is kept as (WriteProblem.error of a StateFileLockLost)."""
+    return f"{StateFileLockLost.__name__}: {why}"
 
 
 # --- read back at start -------------------------------------------------------------------------------------------

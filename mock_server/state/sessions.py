@@ -342,9 +342,12 @@ class Sessions:
         evictions; a name there is none of: nothing to do), then each of `create` (name, scenario, seed) made as
         `make` makes one, in one step: a test runner ends a batch of tests' sessions and makes the next batch's in
         one call. Refused whole, before anything changes, for a scenario not found or a name taken (by a session
-        not deleted here, or twice in `create`); a creation refused for room (429) takes back what the call did
-        (sessions evicted to make room for the ones made before it stay evicted, as for any creation). The
-        sessions made, and the names deleted."""
+        not deleted here, or twice in `create`), or for room (429 `too_many_sessions`) when --max-sessions cannot
+        hold the batch beside the sessions that may not go (`default`, those in flight). A session made earlier in
+        the call is never evicted to make room for a later one: before, 20 creations under --max-sessions 8 were
+        answered 200 and 12 of them 410 at once. A creation refused for room past that check (the records of
+        evictions full) takes back everything the call did, evictions included. The sessions made, and the names
+        deleted."""
         scenarios = [self.scenario(scenario) if scenario is not None else None for _, scenario, _ in create]
         deleting = dict.fromkeys(delete)
         names: set[str] = set()
@@ -352,6 +355,17 @@ class Sessions:
             if name in names or (name in self._sessions and name not in deleting):
                 raise SessionAlreadyExists(f"Session {name!r} exists already.")
             names.add(name)
+        staying = [s for s in self._sessions.values() if s.name not in deleting]
+        pinned = sum(1 for s in staying if s.in_flight or s.name == DEFAULT_SESSION)
+        if create and len(create) + pinned > self.max_sessions:
+            raise TooManySessions(
+                f"The batch makes {counted(len(create), 'session')}: --max-sessions {self.max_sessions} cannot hold "
+                f"them beside the {counted(pinned, 'session')} that may not be evicted (default, in flight), and a "
+                "batch never evicts a session it made. Nothing was done: make fewer at once, delete sessions in "
+                'the same call ("delete") or raise --max-sessions.'
+            )
+        before = self._sessions.copy()
+        evictions_before = self.evictions
         removed = {name: self._sessions.pop(name) for name in deleting if name in self._sessions}
         # Records of evictions this call forgets: those it deletes, and those of names it makes again.
         records = {name: found for name in [*deleting, *names] if (found := self.evicted.pop(name)) is not None}
@@ -359,18 +373,25 @@ class Sessions:
         try:
             for (name, _, seed), scenario in zip(create, scenarios, strict=True):
                 session = self._create(name, explicit=True)
+                session.in_flight += 1  # held until the call ends: no later creation of the batch evicts it
                 made.append(session)
                 if scenario is not None:
                     session.reset(scenario)
                 if seed is not None:
                     session.ids.reseed(seed)
         except TooManySessions:
-            for session in made:
-                del self._sessions[session.name]
-            self._sessions.update(removed)
+            # Nothing done: the sessions evicted for this batch come back, their records go.
+            for name in before.keys() - self._sessions.keys() - removed.keys():
+                self.evicted.pop(name)
+            self._sessions.clear()
+            self._sessions.update(before)
+            self.evictions = evictions_before
             for record in records.values():
                 self.evicted.add(record)
             raise
+        finally:
+            for session in made:
+                session.in_flight -= 1
         self.generation += 1
         return made, [name for name in deleting if name in removed or name in records]
 

@@ -154,6 +154,35 @@ def test_a_refused_patch_deletes_and_makes_nothing(make_client):
     assert names(client) == ["kept", "taken"]
 
 
+def test_a_batch_never_evicts_its_own_sessions_and_one_the_cap_cannot_hold_is_refused_whole(make_client):
+    """Issue 43 M3: 20 creations under --max-sessions 8 answered 200 listing 20 created, 12 of them 410 at once."""
+    client = make_client(max_sessions=8)
+    for name in ("old1", "old2"):
+        assert client.post("/__mock/sessions", json={"name": name}).status_code == 201
+    too_many = client.patch("/__mock/sessions", json={"create": [{"name": f"b{i}"} for i in range(20)]})
+    body = assert_error(too_many, 429, "too_many_sessions")
+    assert "makes 20 sessions" in body["message"] and "--max-sessions 8" in body["message"]
+    assert "Nothing was done" in body["message"]
+    listing = client.get("/__mock/sessions").json()
+    assert [s["name"] for s in listing["sessions"]] == ["old1", "old2"] and listing["evictions"] == 0
+    # the default session may not go: beside it, 7 of 8 fit, 8 do not
+    assert client.post("/limits/account", json=registration()).status_code == 201
+    eight = client.patch("/__mock/sessions", json={"create": [{"name": f"b{i}"} for i in range(8)]})
+    assert_error(eight, 429, "too_many_sessions")
+    seven = client.patch("/__mock/sessions", json={"create": [{"name": f"b{i}"} for i in range(7)]})
+    assert seven.status_code == 200
+    assert [s["name"] for s in seven.json()["created"]] == [f"b{i}" for i in range(7)]
+    assert names(client) == ["default", *(f"b{i}" for i in range(7))]  # old1 and old2 made room
+    for i in range(7):  # every session the batch listed is there
+        assert client.get(f"/__mock/sessions/b{i}").status_code == 200
+    # deletions in the same call make room for a batch as big as the cap allows
+    again = client.patch(
+        "/__mock/sessions",
+        json={"create": [{"name": f"c{i}"} for i in range(7)], "delete": [f"b{i}" for i in range(7)]},
+    )
+    assert again.status_code == 200 and names(client) == ["default", *(f"c{i}" for i in range(7))]
+
+
 def first_id(client, name: str) -> str:
     proposal = client.post(
         "/limits/account/0001-123456/limit_update_request",

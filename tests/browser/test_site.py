@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, ViewportSize, expect
 
 from tests.browser.conftest import REPOSITORY, open_page
 
@@ -84,3 +84,28 @@ def test_the_served_site_searches_with_its_own_index(browser: Browser, served: s
         context.close()
     assert not watch.foreign, f"the site loaded from elsewhere: {watch.foreign}"
     assert not watch.errors, f"console errors: {watch.errors}"
+
+
+FIRST_SCREEN: ViewportSize = {"width": 1280, "height": 800}  # issue 43's newcomer lost commands here
+
+
+@pytest.mark.parametrize("name", ["index.html", "getting-started.html", "quickstart.html"])
+def test_the_first_screens_commands_are_fully_visible_at_1280_px(browser: Browser, site: Path, name: str) -> None:
+    """Issue 43: the README's first code block was cut at the content column's edge (docker build ... && docker run
+    ... behind a sideways scrollbar). Every code block that starts on the first screen shows its lines whole."""
+    context = browser.new_context(viewport=FIRST_SCREEN)
+    try:
+        page = context.new_page()
+        page.goto((site / name).as_uri())
+        expect(page.locator("article h1").first).to_be_visible()
+        blocks = page.locator("article pre > code").evaluate_all(
+            """codes => codes.filter(code => code.getBoundingClientRect().top < window.innerHeight).map(code => ({
+                text: code.innerText.split('\\n')[0],
+                hidden: code.scrollWidth - code.clientWidth,
+            }))"""
+        )
+    finally:
+        context.close()
+    assert blocks, f"{name}: no code block on the first screen"
+    cut = [block for block in blocks if block["hidden"] > 1]
+    assert not cut, f"{name}: code blocks cut at 1280 px (pixels hidden past the edge): {cut}"

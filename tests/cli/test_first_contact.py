@@ -63,6 +63,16 @@ def test_the_serve_help_names_the_commands_and_how_to_get_their_help(capsys):
     assert "--port PORT" in out
 
 
+def test_the_usage_block_lists_every_command(capsys):
+    """Issue 43: the usage lacked pact and pki."""
+    _, out, _ = exits(["--help"], capsys)
+    usage = out[: out.index("\n\n")]
+    listed = [line.removeprefix("usage:").split()[1].strip("[]") for line in usage.splitlines()]
+    assert sorted(listed) == sorted(cli.COMMANDS)
+    assert "       mock-server pact --consumer NAME --provider NAME [OPTION ...]\n" in usage + "\n"
+    assert "       mock-server pki init DIR [OPTION ...]\n" in usage + "\n"
+
+
 def test_check_refuses_a_serve_option_with_checks_usage(capsys):
     code, _, err = exits(["check", "--port", "1"], capsys)
     assert code == 2
@@ -332,3 +342,45 @@ def test_the_getting_started_examples_are_what_the_commands_print(tmp_path, monk
         out, err = capsys.readouterr()
         assert status != 0, command  # each shows a refusal
         assert out + err == output, command
+
+
+# --- a busy port (issue 43) -----------------------------------------------------------------------------------
+
+
+def test_a_busy_port_is_said_plainly_and_exits_2(capsys):
+    """It was uvicorn's bare `[Errno 98] ... address already in use` and exit 3."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status = cli.main(["--port", str(port)])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert err == (
+        f"mock-server: port {port} on 127.0.0.1 is in use (another server?): choose another with --port "
+        "(or PORT= for make run)\n"
+    )
+    assert "Errno" not in out + err
+
+
+def test_a_free_port_is_not_taken_for_a_busy_one() -> None:
+    import socket
+
+    from mock_server.server import port_in_use
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert port_in_use("127.0.0.1", port) is None  # free again: the probe let it go
+    assert port_in_use("127.0.0.1", 0) is None  # 0 picks a free one
+
+
+def test_the_readmes_first_screen_says_how_long_make_test_takes_and_where_podman_users_go() -> None:
+    first_screen = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").splitlines()[:24]
+    text = "\n".join(first_screen)
+    test_line = next(line for line in first_screen if line.startswith("make test"))
+    assert re.search(r"~\d+ s on 2 cores", test_line), test_line
+    assert "Podman" in text and "(docs/containers-and-scaling.md)" in text
+    assert "PORT=" in text

@@ -62,6 +62,10 @@ def test_each_builder_sets_the_images_variable_and_returns_the_container(tmp_pat
         ("with_seed", True, TypeError, "is an int"),
         ("with_admin_token", "", ValueError, "non-empty"),
         ("with_admin_token", " padded ", ValueError, "surrounding blanks"),
+        # issue 43: these failed inside the engine, as its own puzzle
+        ("with_admin_token", "two\nlines", ValueError, r"holds a line break \('\\n'\).*printable ASCII"),
+        ("with_admin_token", "tab\there", ValueError, "holds a control character"),
+        ("with_admin_token", "s\u00e9nha", ValueError, "holds non-ASCII"),
     ],
 )
 def test_a_builder_refuses_what_the_server_would_refuse_at_start(builder, argument, error, says) -> None:
@@ -109,3 +113,65 @@ def test_a_local_engine_adds_no_name(monkeypatch: pytest.MonkeyPatch) -> None:
     mock = container("unix:///var/run/docker.sock")
     mock._configure()
     assert "MOCK_SERVER_ALLOWED_HOSTS" not in mock.env
+
+
+@pytest.mark.parametrize(("name", "says"), [("a:b", "a colon"), ("a,b", "a comma")])
+def test_a_fixtures_path_the_engines_mount_syntax_cannot_carry_is_refused_by_name(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    """Issue 43: a `:` or `,` in the path failed inside the engine; now a ValueError says which character."""
+    directory = tmp_path / name / "scenarios"
+    directory.mkdir(parents=True)
+    mock = container()
+    with pytest.raises(ValueError, match=f"holds {says}.*mount syntax cannot carry"):
+        mock.with_fixtures(directory)
+    assert mock.volumes == {}
+
+
+class _ExitedContainer:
+    """What the engine hands back for a container whose server exited at start (a broken scenario): its log,
+    and NotFound once it has been removed."""
+
+    status = "exited"
+
+    def __init__(self) -> None:
+        self.removed = 0
+
+    def reload(self) -> None:
+        pass
+
+    def logs(self, stdout: bool = True, stderr: bool = True) -> bytes:
+        return b"fixtures/broken.yaml:3:7: events[0].amount: not a number\n" if stderr and not stdout else b""
+
+    def remove(self, force: bool = False, v: bool = False) -> None:
+        from docker.errors import NotFound  # type: ignore[import-untyped]
+
+        self.removed += 1
+        if self.removed > 1:
+            raise NotFound("no such container")
+
+
+def test_a_server_that_cannot_start_fails_with_its_own_message_and_stop_is_idempotent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 43 M4: `with PixMockContainer()` on a broken scenario raised the engine's NotFound (stop() ran twice:
+    once in start(), once in `with`'s cleanup) instead of ContainerStartException with the server's message."""
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.exceptions import ContainerStartException
+
+    engine = _ExitedContainer()
+
+    def started(self: PixMockContainer) -> PixMockContainer:
+        self._container = engine
+        return self
+
+    monkeypatch.setattr(DockerContainer, "start", started)
+    mock = container()
+    monkeypatch.setattr(mock, "get_url", lambda: "http://127.0.0.1:9")  # nothing listens: the server is gone
+    with pytest.raises(ContainerStartException) as failed, mock:
+        pytest.fail("the block must not run")
+    assert "container exited before it was healthy" in str(failed.value)
+    assert "events[0].amount: not a number" in str(failed.value)  # the server's own message
+    assert engine.removed == 1
+    mock.stop()  # and again: nothing to do
+    assert engine.removed == 1

@@ -264,6 +264,40 @@ def test_one_server_holds_a_state_file_and_a_second_exits_2_naming_it(tmp_path: 
         assert _read_state(http) == written
 
 
+def test_a_removed_lock_file_stops_the_first_servers_writes_and_its_health_says_so(tmp_path: Path) -> None:
+    """Issue 43 M5: with FILE.lock removed while server A ran, server B started on the same file; after both
+    stopped, A's acknowledged write was gone (B's last write over it, or A's over B's). Now A stops writing at once
+    and its health says why; B's file is B's."""
+    state_file = tmp_path / "state.json"
+    with live_server("--state-file", str(state_file), "--state-interval", "0.1") as first, _client(first) as http:
+        _write_state(http)
+        time.sleep(0.5)
+        assert http.get("/__mock/health").json()["status"] == "ok"
+        Path(f"{state_file}.lock").unlink()
+        health = http.get("/__mock/health").json()
+        assert health["status"] == "degraded"
+        assert health["state_file"]["error"].startswith(f"StateFileLockLost: the lock {state_file}.lock was removed")
+        with live_server("--state-file", str(state_file), "--state-interval", "0.1") as second:
+            with _client(second) as other:
+                registered = other.post(
+                    "/limits/account",
+                    json={
+                        "account_id": "second-server",
+                        "registration_date": "2026-11-21T09:00:00-03:00",
+                        "limit": {"pix": {"withdraw": WINDOWS}},
+                    },
+                )
+                assert registered.status_code == 201
+            assert _stopped(second, signal.SIGTERM) == -signal.SIGTERM
+        after_second = state_file.read_bytes()
+        assert b"second-server" in after_second
+        assert http.post("/__mock/reset", headers={"X-Mock-Session": "late"}).status_code == 200
+        time.sleep(0.5)  # five of A's intervals: none writes
+        assert http.get("/__mock/health").json()["status"] == "degraded"
+        assert _stopped(first, signal.SIGTERM) == -signal.SIGTERM
+    assert state_file.read_bytes() == after_second  # A's last write, at its stop, was refused too
+
+
 def test_temporaries_left_by_killed_writes_are_removed_at_start(tmp_path: Path) -> None:
     state_file = tmp_path / "state.json"
     left = tmp_path / ".state.json.q1w2e3r4.tmp"  # what a SIGKILL between a write and its rename leaves

@@ -254,3 +254,18 @@ def test_the_readmes_failing_verify_prints_the_calls_it_shows(pytester: pytest.P
     assert failure[first : first + len(shown)] == shown
     assert failure[first - 1] == '>       pix_mock.verify("createLimitUpdateRequest", status=201, times=1)'
     assert "def verify(" not in output  # the traceback stops at the test's line, not inside the plugin
+
+
+def test_account_answers_one_accounts_state_and_a_missing_one_raises_clearly(pix_mock: PixMock):
+    """Issue 43: a newcomer had no helper for an account's state (GET /__mock/accounts/{id})."""
+    account = pix_mock.account(ACCOUNT)
+    assert account == pix_mock.client.get(f"/__mock/accounts/{ACCOUNT}").json()
+    assert account["account_id"] == ACCOUNT
+    assert account["limit"]["pix"]["withdraw"][0] == {"start_time": "06:00:00-03:00", "amount": 500000}
+    assert propose(pix_mock, 400000) == 201  # what the session did shows in the account it answers
+    assert pix_mock.account(ACCOUNT) != account
+    with pytest.raises(MockServerError) as missing:
+        pix_mock.account("0009-999999")
+    assert missing.value.status == 404 and missing.value.body["code"] == "account_not_found"
+    assert str(missing.value).startswith(f"GET {pix_mock.url}/__mock/accounts/0009-999999 answered 404")
+    assert "0009-999999" in str(missing.value)

@@ -262,6 +262,49 @@ def test_the_lock_is_one_holders_and_names_it(tmp_path: Path) -> None:
     second.release()
 
 
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_lock_file_removed_or_replaced_stops_the_writes_and_shows_in_health(
+    specs: Specs, tmp_path: Path, how: str
+) -> None:
+    """Issue 43 M5: flock holds the lock file's inode; with FILE.lock removed, a second server started on the same
+    file, and after both stopped the first one's acknowledged write was gone. Now the first stops writing."""
+    path = tmp_path / "state.json"
+    lock_path = tmp_path / "state.json.lock"
+    lock = persistence.StateFileLock.take(path)
+    try:
+        with _app(specs, path) as http:
+            writer = _writer(http)
+            writer.lock = lock
+            _register(http, "before")
+            asyncio.run(writer.turn())
+            assert _degraded(http)["status"] == "ok" and lock.lost() is None
+            written = path.read_bytes()
+            if how == "removed":
+                lock_path.unlink()
+            else:
+                (tmp_path / "other").write_text("")
+                os.replace(tmp_path / "other", lock_path)
+            health = _degraded(http)  # seen at once, before any write is due
+            assert health["status"] == "degraded"
+            error = health["state_file"]["error"]
+            assert error.startswith(f"StateFileLockLost: the lock {lock_path} was {how}")
+            assert "stopped writing it" in error and health["state_file"]["failing_since"] is not None
+            second = persistence.StateFileLock.take(path)  # what a second server now manages
+            try:
+                _register(http, "after")
+                asyncio.run(writer.turn())  # refused: the second server owns the file
+                with pytest.raises(persistence.StateFileLockLost):
+                    writer.save()  # the last write, at stop, too
+            finally:
+                second.release()
+            assert path.read_bytes() == written
+            health = _degraded(http)  # the lock file is the second server's now: still lost
+            assert health["status"] == "degraded"
+            assert health["state_file"]["error"].startswith(f"StateFileLockLost: the lock {lock_path} was ")
+    finally:
+        lock.release()
+
+
 def test_the_size_bound_is_what_the_session_bounds_let_a_server_write(specs: Specs, tmp_path: Path) -> None:
     """A session filled to --max-session-bytes writes a line well within its share of the bound."""
     path = tmp_path / "state.json"

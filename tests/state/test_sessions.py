@@ -133,6 +133,34 @@ def test_a_batch_refused_for_room_takes_back_what_it_deleted_and_made(make):
     assert [s.name for s in sessions.all()] == ["c", "e"] and [t.name for t in sessions.tombstones()] == ["b"]
 
 
+def test_a_batch_refused_for_records_brings_back_the_sessions_it_evicted(make):
+    """Issue 43 M3: a refused batch does nothing, evictions included."""
+    sessions = make(3)
+    sessions.evicted = EvictionRecords(max_bytes=record_bytes("a"))
+    for name in ("a", "b", "c"):
+        open_and_close(sessions, name, explicit=True)
+    # x evicts a (its record fills the bytes), y would evict b, which needs a record too: refused, a comes back
+    with pytest.raises(TooManySessions):
+        sessions.change([("x", None, None), ("y", None, None)], [])
+    assert [s.name for s in sessions.all()] == ["a", "b", "c"]
+    assert sessions.tombstones() == [] and sessions.evictions == 0
+
+
+def test_a_batch_never_evicts_a_session_it_made(make):
+    sessions = make(3)
+    open_and_close(sessions, "default")
+    with pytest.raises(TooManySessions):  # default may not go: 3 more do not fit
+        sessions.change([(f"n{i}", None, None) for i in range(3)], [])
+    assert [s.name for s in sessions.all()] == ["default"]
+    held = sessions.acquire("busy")  # in flight: may not go either
+    with pytest.raises(TooManySessions):
+        sessions.change([(f"n{i}", None, None) for i in range(2)], [])
+    sessions.release(held)
+    made, _ = sessions.change([(f"n{i}", None, None) for i in range(2)], [])  # busy goes, both made kept
+    assert [s.name for s in made] == ["n0", "n1"] == [s.name for s in sessions.all()][1:]
+    assert all(s.in_flight == 0 for s in sessions.all())
+
+
 def test_a_session_that_wrote_nothing_is_evicted_even_when_the_records_are_full(make):
     sessions = make(2)
     sessions.evicted = EvictionRecords(max_bytes=0)
