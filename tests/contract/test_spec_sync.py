@@ -1,0 +1,66 @@
+"""admin/openapi.yaml's lists of the public operations are what scripts/spec_sync.py renders from openapi.yaml now:
+an operation added to the public spec fails here until `make spec-sync` rewrites them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from scripts import spec_sync
+
+PING = {"get": {"operationId": "pingLimits", "responses": {"200": {"description": "pong"}}}}
+
+
+def _public() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load(spec_sync.PUBLIC.read_text(encoding="utf-8"))
+    return document
+
+
+def _admin() -> str:
+    return spec_sync.ADMIN.read_text(encoding="utf-8")
+
+
+def test_the_committed_admin_spec_is_a_fresh_rendering() -> None:
+    assert _admin() == spec_sync.rendered(), "admin/openapi.yaml is stale: run `make spec-sync` and commit it"
+
+
+def test_an_operation_added_to_the_public_spec_makes_the_admin_spec_stale() -> None:
+    public = copy.deepcopy(_public())
+    public["paths"]["/limits/ping"] = PING
+    again = spec_sync.render(_admin(), public)
+    assert again != _admin()
+    enum = yaml.safe_load(again)["components"]["schemas"]["PublicOperationId"]["enum"]
+    assert enum[-1] == "pingLimits" and len(enum) == len(spec_sync.public_operations(_public())) + 1
+    rules = yaml.safe_load(again)["components"]["schemas"]["FaultRequest"]["allOf"]
+    ping = next(
+        r for r in rules if r.get("if", {}).get("properties", {}).get("operation_id") == {"const": "pingLimits"}
+    )
+    assert ping["then"]["properties"]["match"]["properties"] == {
+        "path": {"not": {}, "description": "pingLimits has no path parameter"},
+        "body_contains": {"not": {}, "description": "pingLimits takes no request body"},
+    }
+
+
+def test_rendering_twice_changes_nothing() -> None:
+    once = spec_sync.render(_admin(), _public())
+    assert spec_sync.render(once, _public()) == once
+
+
+def test_the_enum_is_every_operation_of_the_public_spec_in_its_order() -> None:
+    enum = yaml.safe_load(_admin())["components"]["schemas"]["PublicOperationId"]["enum"]
+    assert enum == [operation.operation_id for operation in spec_sync.public_operations(_public())]
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda text: text.replace("# END generated: fault-match\n", ""), "fault-match has no line"),
+        (lambda text: text.replace(": fault-match; do not edit", ": matches; do not edit"), "no generated block is"),
+    ],
+)
+def test_a_damaged_block_is_named(damage: Any, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        spec_sync.render(damage(_admin()), _public())
