@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 from tests.live_server import live_server
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 UNKNOWN = "/event_conciliation/extraordinary_event/00000000-0000-4000-8000-000000000000"
 RECIPIENTS = "/limits/account/0001-123456/recipient_list/recipient"

@@ -17,6 +17,7 @@ from mock_server.admin.pact import (
 )
 from mock_server.api.handlers import HANDLERS
 from mock_server.domain.models import Scenario
+from tests.default_scenario import PENDING_EVENT
 
 MONEY = {"type": "number", "minimum": 0}
 
@@ -43,7 +44,7 @@ def test_rules_follow_the_schema_through_refs_folded_into_all_of() -> None:
         },
     }
     value = {
-        "key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "key": PENDING_EVENT,
         "when": "2026-11-21T10:00:00.000-03:00",
         "amounts": [{"cents": 1}, {"cents": 2}],
         "total": 1.5,
@@ -53,7 +54,7 @@ def test_rules_follow_the_schema_through_refs_folded_into_all_of() -> None:
         "message": "Hello.",
         "flag": True,
         "gone": None,
-        "odd key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "odd key": PENDING_EVENT,
         "unknown": "x",
     }
     assert rules_for(value, schema) == {
