@@ -242,7 +242,7 @@ class Replay:
             params["document_number"] = document_number
         return params
 
-    def apply(self, call: Call) -> None:
+    def apply(self, call: JournaledCall) -> None:
         """Answer a successful call again as the mock did (its handler, its instant, the id it issued); a call the
         replay cannot follow (the session changed through the admin API meanwhile) is skipped."""
         handler = self.server.public_handlers.get(call.operation_id)
@@ -265,7 +265,7 @@ class Replay:
 
 
 @dataclass(frozen=True)
-class Call:
+class JournaledCall:
     """A journaled call the export reads: the entry with its path's parameters and its answer's code."""
 
     operation_id: str
@@ -314,14 +314,14 @@ def _left_out(entry: Mapping[str, Any], operation: Operation | None) -> str | No
     return None
 
 
-def _call(entry: Mapping[str, Any], operation: Operation) -> Call | None:
+def _call(entry: Mapping[str, Any], operation: Operation) -> JournaledCall | None:
     # The journal keeps the path as sent: a session named in the URL is no part of the provider's path.
     in_session = split_session_path(entry["path"])
     path = in_session[1] if in_session is not None else entry["path"]
     found = _path_pattern(operation.path).fullmatch(path)
     if found is None:
         return None
-    return Call(
+    return JournaledCall(
         operation.operation_id,
         entry["method"],
         path,
@@ -341,13 +341,13 @@ class _FactStates:
     """How one fact (domain/operations.Fact) is a provider state: the kinds it is when held and when absent, and
     the error codes that say which (the absent one ends the facts: nothing further was looked at)."""
 
-    held: Callable[[Call, Replay, dict[str, str]], dict[str, Any] | None]  # None: the answer shows nothing
+    held: Callable[[JournaledCall, Replay, dict[str, str]], dict[str, Any] | None]  # None: the answer shows nothing
     absent: states.StateKind
     absent_code: str | None  # None: no answer says it is absent
     held_code: str | None = None  # a creation refused because the fact holds already
 
 
-def _subject(call: Call, fact: Fact) -> dict[str, str] | None:
+def _subject(call: JournaledCall, fact: Fact) -> dict[str, str] | None:
     """The values that name the record of `fact` in `call` (path first, then the body); None when it names none."""
     body = call.body if isinstance(call.body, dict) else {}
     values = {**{k: v for k, v in body.items() if isinstance(v, str)}, **call.path}
@@ -366,14 +366,14 @@ def _subject(call: Call, fact: Fact) -> dict[str, str] | None:
     return found
 
 
-def _event_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any] | None:
+def _event_held(call: JournaledCall, replay: Replay, subject: dict[str, str]) -> dict[str, Any] | None:
     if not isinstance(call.answer, dict):
         return None
     kind = states.EVENT_BY_STATUS.get(call.answer.get("status", ""))
     return kind.state({**subject, **call.answer}) if kind is not None else None
 
 
-def _document_held(call: Call, replay: Replay, subject: dict[str, str]) -> dict[str, Any]:
+def _document_held(call: JournaledCall, replay: Replay, subject: dict[str, str]) -> dict[str, Any]:
     # Named by the document as sent, which may be another layout of the one held (in the params).
     document = subject["document_number"]
     held = replay.recipient(subject["account_id"], None, document)
@@ -405,7 +405,7 @@ FACT_STATES: Mapping[Fact, _FactStates] = {
 }
 
 
-def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
+def provider_states(call: JournaledCall, replay: Replay) -> list[dict[str, Any]]:
     """The provider states `call` relied on, as the session stood before it: the facts its operation declares
     (domain/operations.py), outermost first, each held unless the answer says otherwise. A call refused before
     any lookup (400) relied on none; a fact found absent, or one the answer says nothing of, ends the list."""
@@ -436,7 +436,7 @@ def provider_states(call: Call, replay: Replay) -> list[dict[str, Any]]:
     return found
 
 
-def describe(call: Call) -> str:
+def describe(call: JournaledCall) -> str:
     """`a registration of account 0001-123456, answered 409 account_already_registered`: the words the
     operation's declaration (domain/operations.py) gives, filled from the path and the body."""
     values = dict(call.path)
@@ -475,7 +475,7 @@ def _state_template(name: str) -> str:
     return found[0].template if found is not None else name
 
 
-def identity(call: Call, provider_states: Sequence[Mapping[str, Any]]) -> str:
+def identity(call: JournaledCall, provider_states: Sequence[Mapping[str, Any]]) -> str:
     """What makes two calls the same interaction, as a short hex key (the interaction's `key`)."""
     same = {
         "operation": call.operation_id,
@@ -513,7 +513,7 @@ def mock_defined(spec: Spec, operation: Operation, status: int) -> bool:
     return isinstance(found, dict) and found.get("x-mock-defined") is True
 
 
-def _mock_defined_comment(call: Call) -> dict[str, Any]:
+def _mock_defined_comment(call: JournaledCall) -> dict[str, Any]:
     answered = f"status {call.status} and code {call.code} are" if call.code else f"status {call.status} is"
     return {
         "text": [
@@ -524,7 +524,7 @@ def _mock_defined_comment(call: Call) -> dict[str, Any]:
 
 
 def interaction(
-    call: Call, operation: Operation, provider_states: list[dict[str, Any]], options: Options, flagged: bool
+    call: JournaledCall, operation: Operation, provider_states: list[dict[str, Any]], options: Options, flagged: bool
 ) -> dict[str, Any]:
     request: dict[str, Any] = {"method": call.method, "path": call.path_text}
     if call.body is not None:
@@ -579,7 +579,7 @@ class _Stable:
         self.ids: dict[str, str] = {}
         self.issued: dict[str, int] = {}  # how often the same call issued an id so far
 
-    def issue(self, call: Call) -> None:
+    def issue(self, call: JournaledCall) -> None:
         facts = facts_of(call.operation_id)
         if facts is None or facts.issued_id is None or not isinstance(call.answer, dict) or call.status // 100 != 2:
             return
@@ -607,7 +607,7 @@ class _Stable:
             return [self.value(item, clock) for item in value]
         return value
 
-    def order(self, call: Call, states: list[dict[str, Any]]) -> str:
+    def order(self, call: JournaledCall, states: list[dict[str, Any]]) -> str:
         """`_order` of the call as `call()` would make it, worked out on its text: cheaper than making it, for
         every call of a journal (only the ones kept are made)."""
         answer = _instants_fixed(call, call.answer)
@@ -622,7 +622,7 @@ class _Stable:
             text = text.replace(f'"{date}"', f'"{CLOCK_DATE}"')
         return text
 
-    def call(self, call: Call, states: list[dict[str, Any]]) -> tuple[Call, list[dict[str, Any]]]:
+    def call(self, call: JournaledCall, states: list[dict[str, Any]]) -> tuple[JournaledCall, list[dict[str, Any]]]:
         clock = _clock_dates(call.received_at)
         answer = _instants_fixed(call, self.value(call.answer, clock))
         stable = replace(
@@ -636,7 +636,7 @@ class _Stable:
         return stable, held
 
 
-def _instants_fixed(call: Call, answer: Any) -> Any:
+def _instants_fixed(call: JournaledCall, answer: Any) -> Any:
     """The answer with the instants its operation generates (`event_date`) replaced by a fixed example."""
     facts = facts_of(call.operation_id)
     if not isinstance(answer, dict) or facts is None:
@@ -731,7 +731,7 @@ def _document(
 @dataclass
 class _Candidate:
     order: str
-    call: Call
+    call: JournaledCall
     operation: Operation
     states: list[dict[str, Any]]
     flagged: bool
