@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from mock_server.admin.pact import (
-    DATE_TIME_REGEX,
-    UUID_REGEX,
-    export_pact,
-    merge_pacts,
-    pact_file_name,
-    rules_for,
-)
+from mock_server.admin.pact import export_pact, merge_pacts, pact_file_name
+from mock_server.admin.pact_matching import DATE_TIME_REGEX, UUID_REGEX, rules_for
 from mock_server.api.handlers import HANDLERS
 from mock_server.domain.models import Scenario
 from tests.default_scenario import PENDING_EVENT

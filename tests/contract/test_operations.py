@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mock_server.admin.pact import FACT_STATES
+from mock_server.admin.pact_replay import FACT_STATES
 from mock_server.api.handlers import HANDLERS
 from mock_server.domain.operations import OPERATIONS, Fact, OperationFacts, Shows
 from mock_server.spec.openapi import Operation, Spec, Specs
