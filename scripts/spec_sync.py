@@ -147,7 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when admin/openapi.yaml is stale, write nothing")
     args = parser.parse_args(argv)
-    text = rendered()
+    try:
+        text = rendered()
+    except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(f"spec-sync: the specs cannot be read: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     if ADMIN.read_text(encoding="utf-8") == text:
         return 0
     if args.check:

@@ -92,9 +92,9 @@ def test_every_operation_of_the_spec_is_in_every_file(specs: Specs) -> None:
 
 def test_an_operation_added_to_the_spec_alone_is_named_with_each_file_it_lacks(specs: Specs) -> None:
     holding = {file: holder(specs) for file, holder in HOLDERS.items()}
-    holding["openapi.yaml"] = holding["openapi.yaml"] | {"pingLimits"}
+    holding["openapi.yaml"] = holding["openapi.yaml"] | {"notYetAnOperation"}
     assert missing_from(set(holding["openapi.yaml"]), holding) == {
-        "pingLimits": [f for f in HOLDERS if f != "openapi.yaml"]
+        "notYetAnOperation": [f for f in HOLDERS if f != "openapi.yaml"]
     }
 
 

@@ -4,6 +4,7 @@ an operation added to the public spec fails here until `make spec-sync` rewrites
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import yaml
 
 from scripts import spec_sync
 
-PING = {"get": {"operationId": "pingLimits", "responses": {"200": {"description": "pong"}}}}
+ADDED = {"get": {"operationId": "notYetAnOperation", "responses": {"200": {"description": "pong"}}}}
 
 
 def _public() -> dict[str, Any]:
@@ -29,18 +30,18 @@ def test_the_committed_admin_spec_is_a_fresh_rendering() -> None:
 
 def test_an_operation_added_to_the_public_spec_makes_the_admin_spec_stale() -> None:
     public = copy.deepcopy(_public())
-    public["paths"]["/limits/ping"] = PING
+    public["paths"]["/limits/not-yet-added"] = ADDED
     again = spec_sync.render(_admin(), public)
     assert again != _admin()
     enum = yaml.safe_load(again)["components"]["schemas"]["PublicOperationId"]["enum"]
-    assert enum[-1] == "pingLimits" and len(enum) == len(spec_sync.public_operations(_public())) + 1
+    assert enum[-1] == "notYetAnOperation" and len(enum) == len(spec_sync.public_operations(_public())) + 1
     rules = yaml.safe_load(again)["components"]["schemas"]["FaultRequest"]["allOf"]
-    ping = next(
-        r for r in rules if r.get("if", {}).get("properties", {}).get("operation_id") == {"const": "pingLimits"}
+    added = next(
+        r for r in rules if r.get("if", {}).get("properties", {}).get("operation_id") == {"const": "notYetAnOperation"}
     )
-    assert ping["then"]["properties"]["match"]["properties"] == {
-        "path": {"not": {}, "description": "pingLimits has no path parameter"},
-        "body_contains": {"not": {}, "description": "pingLimits takes no request body"},
+    assert added["then"]["properties"]["match"]["properties"] == {
+        "path": {"not": {}, "description": "notYetAnOperation has no path parameter"},
+        "body_contains": {"not": {}, "description": "notYetAnOperation takes no request body"},
     }
 
 
@@ -64,3 +65,13 @@ def test_the_enum_is_every_operation_of_the_public_spec_in_its_order() -> None:
 def test_a_damaged_block_is_named(damage: Any, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         spec_sync.render(damage(_admin()), _public())
+
+
+def test_a_public_spec_that_is_not_yaml_is_a_clear_refusal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "openapi.yaml"
+    broken.write_text('paths:\n  /x:\n    description: a `{"b": 1}` c\n', encoding="utf-8")
+    monkeypatch.setattr(spec_sync, "PUBLIC", broken)
+    assert spec_sync.main(["--check"]) == 2
+    assert "spec-sync: the specs cannot be read: ScannerError" in capsys.readouterr().err
