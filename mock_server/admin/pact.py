@@ -9,13 +9,14 @@ changes nothing the server holds. `merge_pacts` joins several into one (a test r
   (`_order`) is kept, and the interactions are sorted by description, so the same calls make the same bytes in
   any order and any number of sessions (`merge_pacts` keeps the same). What the provider made up is replaced by
   stable examples (`_Stable`): the ids it issued, its instants, the dates of its clock.
-- Matching rules from the spec's schemas (`rules_for`, admin/pact_matching.py), drawn for the interactions kept only: what the provider
-  makes up (ids, instants, amounts unless `Options.amounts` is `exact`) is matched by format, pattern or type; what
-  the client sent and the answer echoes, status words and codes stay literal; a rule the value breaks is none.
+- Matching rules from the spec's schemas (`rules_for`, admin/pact_matching.py), drawn for the interactions kept
+  only: what the provider makes up (ids, instants, amounts unless `Options.amounts` is `exact`) is matched by
+  format, pattern or type; what the client sent and the answer echoes, status words and codes stay literal; a rule
+  the value breaks is none.
 - Answers openapi.yaml marks `x-mock-defined` carry a comment saying so, or are left out (`Options.mock_defined`).
 - Provider states (admin/provider_states.py) as the session stood before each call: the scenario's records and the
-  journaled calls before it, replayed on a session of its own (`Replay`, admin/pact_replay.py); an event's state is the event as
-  answered. Which facts a call relies on, and its description, are its operation's declaration
+  journaled calls before it, replayed on a session of its own (`Replay`, admin/pact_replay.py); an event's state
+  is the event as answered. Which facts a call relies on, and its description, are its operation's declaration
   (domain/operations.py).
 """
 
