@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from mock_server import cli
+from mock_server import cli, cli_options
 from mock_server.app import create_app
 from mock_server.domain.answers import Answer
 from mock_server.domain.operations import OPERATIONS
@@ -228,7 +228,7 @@ def test_shadow_headers_come_from_the_variable_one_a_line_then_the_flags(monkeyp
     monkeypatch.setenv("MOCK_SERVER_SHADOW_HEADER", "Authorization: Bearer t\nX-Tenant: 7\n")
     parser = cli._parser()
     args = parser.parse_args(["--shadow", "http://127.0.0.1:1", "--shadow-header", "X-Trace: on"])
-    cli._check_shadow(parser, args)
+    cli_options._check_shadow(parser, args)
     assert cli.settings_from(args).shadow_headers == (
         ("Authorization", "Bearer t"),
         ("X-Tenant", "7"),
