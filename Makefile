@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test spec-sync lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,11 @@ lint: $(STAMP) $(REDOCLY)
 	$(BIN)/ruff format --check mock_server tests scripts bench
 	$(BIN)/mypy
 	$(REDOCLY) lint openapi.yaml admin/openapi.yaml --format=stylish
+
+## make spec-sync: admin/openapi.yaml's lists of the public operations (the PublicOperationId enum, what a fault's
+## `match` may name per operation) rewritten from openapi.yaml; tests/contract/test_spec_sync.py fails when stale
+spec-sync: $(STAMP)
+	$(BIN)/python scripts/spec_sync.py
 
 ## make docs: the documentation site from docs/ and mkdocs.yml into site/, offline (no fonts, CDN or plugin
 ## fetched), every link and anchor checked (--strict); docs/reference.md is rendered from the code first.

@@ -1,54 +1,45 @@
 """`mock-server [serve|check|verify-provider]`: argv and MOCK_SERVER_* variables -> Settings -> the server
 (mock_server/server.py, the one module that configures uvicorn).
 
-`mock-server check` has a parser of its own (its own --help); `healthcheck`
-and `wait` are probe.py's.
+The option groups are cli_options.py's; what `check` and serving run is cli_serve.py's. `mock-server check` has
+a parser of its own (its own --help); `healthcheck` and `wait` are probe.py's.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import dataclasses
-import gc
-import json
 import logging
-import os
-import re
-import ssl
 import sys
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
-
-from starlette.types import ASGIApp
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
-    from mock_server.http.handling import ServerContext
-    from mock_server.state.persistence import StateFile, StateFileLock
+    pass
 
 from mock_server import __version__, environment
-from mock_server.domain.clock import parse_instant
-from mock_server.domain.documents import bare_cnpj
-from mock_server.domain.errors import ScenarioNotFound
-from mock_server.domain.models import Scenario
-from mock_server.domain.words import counted
-from mock_server.http.hosts import allowed_host_entry
-from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
-from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
-from mock_server.server import Server, port_in_use
+from mock_server.cli_options import (
+    ENVIRONMENT_EPILOG,
+    _bound_options,
+    _check_record,
+    _check_shadow,
+    _check_tls_options,
+    _fixtures_option,
+    _host_list,
+    _parsed_headers,
+    _port,
+    _record_options,
+    _scenario_options,
+    _seconds,
+    _session_options,
+    _shadow_options,
+    _tls_options,
+)
+from mock_server.cli_serve import EXIT_INVALID, _app_or_exit, check, oracle, serve
 from mock_server.settings import Settings
-from mock_server.spec.openapi import Specs, load_specs
-from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
-from mock_server.state.coverage import Coverage, markdown
-from mock_server.state.recording import RecordOptions
+from mock_server.state.bounds import Bounds, ConnectionLimits
 
-EXIT_INVALID = 2
 # Commands with their own options, parsed by probe.py (standard library only: they never load the server; and
 # the server never loads probe.py's http.client).
 PROBES = ("healthcheck", "wait", "pact")
@@ -56,308 +47,6 @@ VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/com
 RECORD = "record"  # its own parser: serve's options, the target's instead of shadow mode's (docs/recording.md)
 MCP = "mcp"  # its own options (_mcp_parser): the MCP server over stdio
 COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki", RECORD, MCP)
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
-HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
-
-
-def _instant(value: str) -> datetime:
-    try:
-        at = parse_instant(value)
-    except (ValueError, TypeError):  # TypeError: one without an offset, compared with the aware bounds
-        at = None
-    if at is None or at.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 date-time with a UTC offset")
-    return at
-
-
-def _at_least_one(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
-    return number
-
-
-def _port(value: str) -> int:
-    if not value.strip().isdigit() or int(value) > 65535:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0-65535; 0 picks a free one)")
-    return int(value)
-
-
-def _host_list(value: str) -> tuple[str, ...]:
-    try:
-        return tuple(allowed_host_entry(entry) for entry in value.split(",") if entry.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _cnpj_list(value: str) -> tuple[str, ...]:
-    """Comma-separated CNPJs, bare or punctuated, each with valid check digits -> their bare forms."""
-    cnpjs = []
-    for entry in (text.strip() for text in value.split(",")):
-        if not entry:
-            continue
-        bare = bare_cnpj(entry)
-        if bare is None:
-            raise argparse.ArgumentTypeError(f"{entry!r} is not a CNPJ (14 characters with valid check digits)")
-        cnpjs.append(bare)
-    return tuple(cnpjs)
-
-
-def _size(value: str) -> int:
-    try:
-        return parse_size(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _count(value: str) -> int:
-    if not value.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 0")
-    return int(value)
-
-
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < 10**6:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds > 0")
-    return seconds
-
-
-def _header(value: str) -> tuple[str, str]:
-    from mock_server.http.outbound import header_option  # the outbound client: imported by what uses it
-
-    return header_option(value)
-
-
-def _bound_options(parser: argparse.ArgumentParser) -> None:
-    """Memory caps and connection limits: what a long load run or a hostile client may cost."""
-    bounds, limits, settings = Bounds(), ConnectionLimits(), Settings()
-    group = parser.add_argument_group("bounds (memory per session, connections)")
-    group.add_argument(
-        "--journal",
-        type=_size,
-        default=environment.default("journal", str(bounds.journal_bytes)),
-        metavar="SIZE|off",
-        help="bytes of request journal per session, e.g. 4MiB (default 4MiB); off: no journal (load runs)",
-    )
-    group.add_argument(
-        "--journal-total",
-        type=_size,
-        default=environment.default("journal_total", str(bounds.journal_total_bytes)),
-        metavar="SIZE",
-        help="bytes of journal over every session together (default 256MiB); the oldest entries go first",
-    )
-    for name, value, what in (
-        ("accounts", bounds.max_accounts, "accounts a session may register"),
-        ("events", bounds.max_events, "events a session may create"),
-        ("recipients", bounds.max_recipients, "recipients a session may add"),
-        ("faults", bounds.max_faults, "faults a session may hold armed"),
-        ("schedules", bounds.max_schedules, "schedules a session may hold, applied and failed ones too"),
-    ):
-        group.add_argument(
-            f"--max-{name}",
-            type=_count,
-            default=environment.default(f"max_{name}", str(value)),
-            metavar="N",
-            help=f"{what} (default %(default)s; beyond: 409 capacity_exceeded)",
-        )
-    group.add_argument(
-        "--max-session-bytes",
-        type=_size,
-        default=environment.default("max_session_bytes", f"{bounds.max_session_bytes // 1024**2}MiB"),
-        metavar="SIZE",
-        help="bytes of memory a session may hold beyond its scenario: its own records, a loaded state, schedules "
-        "and snapshots (default 64MiB; beyond: 409 capacity_exceeded)",
-    )
-    timeouts: tuple[tuple[str, float, str], ...] = (
-        ("idle", limits.idle_timeout, "a connection that sends nothing is closed after"),
-        ("header", limits.header_timeout, "a request line and headers must arrive within"),
-        ("body", limits.body_timeout, "a request body must arrive within (else 408)"),
-        ("shutdown", settings.shutdown_timeout, "on SIGTERM, requests in flight get"),
-    )
-    for name, seconds, what in timeouts:
-        group.add_argument(
-            f"--{name}-timeout",
-            type=_seconds,
-            default=environment.default(f"{name}_timeout", str(seconds)),
-            metavar="SECONDS",
-            help=f"{what} this long (default %(default)s)",
-        )
-    group.add_argument(
-        "--max-header-bytes",
-        type=_size,
-        default=environment.default("max_header_bytes", str(limits.max_header_bytes)),
-        metavar="SIZE",
-        help="request line and headers together (default 64k; beyond: 431 headers_too_large)",
-    )
-
-
-ENVIRONMENT_EPILOG = (
-    "Every option can also be set as MOCK_SERVER_<NAME>, e.g. MOCK_SERVER_PORT=0 (a flag wins over its variable; "
-    "an empty variable counts as unset)."
-)
-
-
-def _outbound_options(parser: argparse.ArgumentParser, flag: str, noun: str, title: str, what: str) -> None:
-    """The URL of a real service the mock forwards to (`--shadow`, record's `--target`) and how to reach it: headers,
-    TLS files, a timeout, each flag named after `flag` (checked in main: a bad value is a usage error)."""
-    settings = Settings()
-    group = parser.add_argument_group(title)
-    group.add_argument(f"--{flag}", default=environment.default(flag), metavar="URL", help=what)
-    variable = environment.default(f"{flag}_header")
-    group.add_argument(
-        f"--{flag}-header",
-        type=_header,
-        action="append",
-        # The variable's headers (one a line) come first, the flags' after; checked in main like a flag's.
-        default=[line for line in (variable or "").splitlines() if line.strip()],
-        metavar="'NAME: VALUE'",
-        help=f"send this header to the {noun} with every forwarded call (repeatable; the variable: one a line)",
-    )
-    for name, help_text in (
-        ("cert", f"client certificate (PEM) for a {noun} that asks for one (mutual TLS)"),
-        ("key", f"private key (PEM) of --{flag}-cert, if not in its file"),
-        ("cacert", f"CA certificate(s) (PEM) the {noun}'s certificate is checked with (default: the system's)"),
-    ):
-        group.add_argument(
-            f"--{flag}-{name}", type=Path, default=environment.default(f"{flag}_{name}"), metavar="FILE", help=help_text
-        )
-    group.add_argument(
-        f"--{flag}-timeout",
-        type=_seconds,
-        default=environment.default(f"{flag}_timeout", str(settings.shadow_timeout)),
-        metavar="SECONDS",
-        help=f"the {noun} gets this long to answer a forwarded call, its whole answer read (a deadline for the "
-        "call, not for each read), else 502 backend_unreachable (default %(default)s)",
-    )
-    group.add_argument(
-        f"--{flag}-max-body",
-        type=_size,
-        default=environment.default(f"{flag}_max_body", "8MiB"),
-        metavar="SIZE",
-        help=f"bytes of a {noun}'s answer read, decompressed (default 8MiB); a larger answer is a 502 "
-        "backend_unreachable, journaled as a divergence",
-    )
-
-
-def _shadow_options(parser: argparse.ArgumentParser) -> None:
-    """Shadow mode: a real backend answers, the mock compares."""
-    _outbound_options(
-        parser,
-        "shadow",
-        "backend",
-        "shadow mode (public calls answered by a real backend, compared with the mock)",
-        "forward every public call to the backend at URL and answer with its answer; the mock answers the same "
-        "call beside it and journals each divergence (GET /__mock/divergences, the dashboard)",
-    )
-
-
-def _parsed_headers(values: Sequence[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """Headers as `Name: value` text (a MOCK_SERVER_* variable's) parsed, pairs (the flags') as they are."""
-    if not values:
-        return ()
-    from mock_server.http.outbound import parse_header
-
-    return tuple(parse_header(h) if isinstance(h, str) else h for h in values)
-
-
-def _check_shadow(parser: argparse.ArgumentParser, args: argparse.Namespace, flag: str = "shadow") -> None:
-    """The outbound options as a whole: a URL, headers, TLS files that load; else a usage error (exit 2)."""
-    url = getattr(args, flag)
-    if url is None:
-        return
-    # Imported here: a server without a backend never loads the outbound client (http/outbound.py).
-    from mock_server.http.outbound import Outbound, TlsFileError, tls_context
-
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        parser.error(f"argument --{flag}: {url!r} is not an http:// or https:// base URL")
-    try:
-        headers = list(_parsed_headers(getattr(args, f"{flag}_header")))
-        setattr(args, f"{flag}_header", headers)
-    except ValueError as exc:
-        parser.error(f"MOCK_SERVER_{flag.upper()}_HEADER: {exc}")
-    cert, key = getattr(args, f"{flag}_cert"), getattr(args, f"{flag}_key")
-    if key is not None and cert is None:
-        parser.error(f"argument --{flag}-key goes with --{flag}-cert")
-    max_body = getattr(args, f"{flag}_max_body")
-    if max_body < 1024:
-        parser.error(f"argument --{flag}-max-body: {max_body} bytes is less than 1KiB")
-    outbound = Outbound(url, (), cert, key, getattr(args, f"{flag}_cacert"), flags=f"--{flag}-")
-    try:
-        tls_context(outbound)
-    except TlsFileError as exc:
-        parser.error(f"the --{flag} TLS files cannot be used: {exc}")
-
-
-def _record_options(parser: argparse.ArgumentParser) -> None:
-    """`mock-server record`: the target (named as shadow mode's backend options are), the file, the pseudonyms."""
-    _outbound_options(
-        parser,
-        "target",
-        "target",
-        "the provider recorded (public calls answered by it; the mock keeps a session in step)",
-        "the provider's base URL: every public call is forwarded to it and answered with its answer (required)",
-    )
-    group = parser.add_argument_group("the recording")
-    group.add_argument(
-        "--out",
-        type=Path,
-        default=environment.default("out"),
-        metavar="FILE",
-        help="the scenario file written at the end, NAME.yaml or NAME.yml (the scenario is named NAME); required",
-    )
-    group.add_argument(
-        "--pseudonym-key",
-        default=environment.default("pseudonym_key", empty_is_unset=False),
-        metavar="KEY",
-        help="derive pseudonyms with this secret (HMAC-SHA256): the same key gives an input the same pseudonym in "
-        "every recording (default: a random key, for this recording alone)",
-    )
-    group.add_argument(
-        "--pseudonym-map",
-        type=Path,
-        default=environment.default("pseudonym_map"),
-        metavar="FILE",
-        help="write the map from each original identifier, as the target saw it, to its pseudonym (JSON, mode 0600); "
-        "keep it out of the repository",
-    )
-    group.add_argument(
-        "--keep-identifiers",
-        action="store_true",
-        default=environment.default("keep_identifiers", False),
-        help="write CPF and CNPJ numbers and account ids as the target showed them (no pseudonyms)",
-    )
-
-
-def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RecordOptions:
-    """The record options as a whole, else a usage error (exit 2); the server's options as serve's."""
-    if args.target is None:
-        parser.error("argument --target URL is required: the provider to record")
-    _check_shadow(parser, args, "target")
-    out: Path | None = args.out
-    if out is None:
-        parser.error("argument --out FILE is required: the scenario file to write")
-    if out.suffix not in (".yaml", ".yml") or not out.stem:
-        parser.error(f"argument --out: {str(out)!r} is not NAME.yaml or NAME.yml (a scenario file is named so)")
-    for flag, path in (("--out", out), ("--pseudonym-map", args.pseudonym_map)):
-        directory = path.parent if path is not None else None
-        if directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK)):
-            parser.error(f"argument {flag}: the directory {str(directory)!r} does not exist or cannot be written")
-    key = args.pseudonym_key
-    if key is not None and not key.strip():
-        parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
-    if args.keep_identifiers and (key is not None or args.pseudonym_map is not None):
-        parser.error("argument --keep-identifiers keeps the originals: --pseudonym-key and --pseudonym-map have no use")
-    return RecordOptions(
-        out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
-    )
 
 
 def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> int:
@@ -374,58 +63,6 @@ def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> in
     for name in ("", "_header", "_cert", "_key", "_cacert", "_timeout", "_max_body"):
         setattr(args, f"shadow{name}", getattr(args, f"target{name}"))
     return serve(dataclasses.replace(settings_from(args), recording=recording))
-
-
-def _fixtures_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--fixtures",
-        type=Path,
-        default=environment.default("fixtures", Settings().fixtures),
-        metavar="DIR",
-        help="directory of scenario files, NAME.yaml or NAME.yml each (default: the shipped scenarios)",
-    )
-
-
-def _scenario_options(parser: argparse.ArgumentParser) -> None:
-    """Where sessions start from (serve and mcp)."""
-    _fixtures_option(parser)
-    parser.add_argument(
-        "--scenario",
-        default=environment.default("scenario", Settings().scenario),
-        help="scenario sessions start from (default %(default)s)",
-    )
-
-
-def _session_options(parser: argparse.ArgumentParser) -> None:
-    """The admin token, the sessions' ids and clock, the log level (serve, record and mcp)."""
-    defaults = Settings()
-    parser.add_argument(
-        "--admin-token",
-        default=environment.default("admin_token", empty_is_unset=False),  # empty: refused in main()
-        help="require Authorization: Bearer TOKEN on /__mock/* except health",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=environment.default("seed"), help="make generated ids deterministic per session"
-    )
-    parser.add_argument(
-        "--max-sessions",
-        type=_at_least_one,
-        default=environment.default("max_sessions", str(defaults.max_sessions)),
-        help="sessions kept; beyond, the least recently used idle one is evicted (default %(default)s)",
-    )
-    parser.add_argument(
-        "--clock",
-        type=_instant,
-        default=environment.default("clock"),
-        help="start every session with its clock frozen at this ISO 8601 date-time",
-    )
-    parser.add_argument(
-        "--log-level",
-        type=str.lower,
-        choices=LOG_LEVELS,
-        default=environment.default("log_level", defaults.log_level),
-        help="log level (default %(default)s; info also logs every request)",
-    )
 
 
 def _parser(record: bool = False) -> argparse.ArgumentParser:
@@ -567,55 +204,6 @@ def _check_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tls_options(parser: argparse.ArgumentParser) -> None:
-    """https and mutual TLS (docs/tls.md); `mock-server pki init DIR` makes test certificates for them."""
-    group = parser.add_argument_group("TLS (https, mutual TLS; test certificates: mock-server pki init DIR)")
-    group.add_argument(
-        "--tls-cert",
-        type=Path,
-        default=environment.default("tls_cert"),
-        metavar="FILE",
-        help="serve https with this PEM certificate (its chain may follow it in the file)",
-    )
-    group.add_argument(
-        "--tls-key",
-        type=Path,
-        default=environment.default("tls_key"),
-        metavar="FILE",
-        help="the certificate's PEM private key (default: in the --tls-cert file)",
-    )
-    group.add_argument(
-        "--client-ca",
-        type=Path,
-        default=environment.default("client_ca"),
-        metavar="FILE",
-        help="ask clients for a certificate issued by a CA of this PEM file (mutual TLS); needs --tls-cert",
-    )
-    group.add_argument(
-        "--client-cert",
-        choices=CLIENT_CERT_MODES,
-        default=environment.default("client_cert"),
-        help="with --client-ca: required (default: the handshake fails without a trusted certificate) or optional "
-        "(a client may come without one; one it sends must still be trusted)",
-    )
-    group.add_argument(
-        "--client-cnpj",
-        type=_cnpj_list,
-        default=environment.default("client_cnpj"),
-        metavar="CNPJS",
-        help="with --client-ca: serve only clients whose certificate carries one of these CNPJs (comma-separated, "
-        "bare or punctuated); another institution's certificate, however well chained, is closed on right after "
-        "the handshake (default: any trusted certificate, told apart in the journal)",
-    )
-    group.add_argument(
-        "--client-cert-header",
-        default=environment.default("client_cert_header"),
-        metavar="NAME",
-        help="behind a proxy that terminates mutual TLS: read the verified client certificate from this request "
-        "header (PEM, URL-escaped as nginx's $ssl_client_escaped_cert, or base64), from loopback peers only",
-    )
-
-
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(
         host=args.host,
@@ -665,213 +253,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         state_file=args.state_file,
         state_interval=args.state_interval,
     )
-
-
-def _check_tls_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Combinations argparse cannot see, as usage errors (exit 2)."""
-    if args.tls_cert is None:
-        for flag, value in (("--tls-key", args.tls_key), ("--client-ca", args.client_ca)):
-            if value is not None:
-                parser.error(f"argument {flag} needs --tls-cert (or MOCK_SERVER_TLS_CERT): the server speaks TLS")
-    if args.client_cnpj and args.client_ca is None:
-        parser.error("argument --client-cnpj needs --client-ca FILE: only a client certificate carries a CNPJ")
-    if args.client_cert is not None and args.client_ca is None:
-        parser.error("argument --client-cert needs --client-ca FILE: the CA a client certificate must be issued by")
-    header = args.client_cert_header
-    if header is not None and not HEADER_NAME.fullmatch(header):
-        parser.error(f"argument --client-cert-header: {header!r} is not a header name")
-
-
-def check(fixtures: Path) -> int:
-    try:
-        scenarios = ScenarioLoader.from_specs(load_specs()).load_directory(fixtures)
-    except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem, flush=True)
-        return EXIT_INVALID
-    if not scenarios:  # nothing wrong in it, and nothing to serve either: most likely the wrong directory
-        print(f"{fixtures}: {NO_SCENARIO_FILE}", flush=True)
-        return EXIT_INVALID
-    print(f"{counted(len(scenarios), 'scenario')} valid in {fixtures}: {', '.join(scenarios)}", flush=True)
-    default = Settings().scenario
-    if default not in scenarios:
-        print(
-            f"note: none is named {default!r}, the one `mock-server` starts from: serve these with "
-            f"--scenario NAME (e.g. --scenario {next(iter(scenarios))})",
-            flush=True,
-        )
-    return 0
-
-
-NO_SCENARIO_FILE = "no scenario file (NAME.yaml or NAME.yml) in this directory"
-
-
-def scenario_not_found(fixtures: Path, missing: ScenarioNotFound) -> str:
-    """What `serve` says when the scenario to start from is not in the directory: which ones are, how to pick."""
-    if not missing.known:
-        return (
-            f"{fixtures}: {NO_SCENARIO_FILE}, so there is no scenario {missing.name!r} to start from: add "
-            f"{missing.name}.yaml there, or point --fixtures (MOCK_SERVER_FIXTURES) at your scenario files"
-        )
-    return (
-        f"{fixtures}: no scenario named {missing.name!r} to start sessions from; "
-        f"{counted(len(missing.known), 'scenario')} there: {', '.join(missing.known)}.\n"
-        f"Pick one with --scenario NAME (or MOCK_SERVER_SCENARIO=NAME), e.g. "
-        f"`mock-server --fixtures {fixtures} --scenario {missing.known[0]}`, or add {missing.name}.yaml there."
-    )
-
-
-def server_tls_context(settings: Settings) -> ssl.SSLContext | None:
-    """The server's TLS context, None for plain HTTP; TlsSetupError names a file that cannot serve."""
-    if settings.tls_cert is None:
-        return None
-    return server_context(settings.tls_cert, settings.tls_key, settings.client_ca, settings.client_cert)
-
-
-def ready_banner(scenario: str, events: int, accounts: int) -> str:
-    """The ready line's tail: `(scenario default: 4 events, 2 accounts)`, `(scenario one: 1 event, 1 account)`."""
-    return f"(scenario {scenario}: {counted(events, 'event')}, {counted(accounts, 'account')})"
-
-
-def serve(settings: Settings) -> int:
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    if settings.state_file is None:
-        return _serve(settings)
-    from mock_server.scenarios.state_file import check_writable
-    from mock_server.state.persistence import StateFileInUse, StateFileLock, remove_stale_temporaries
-
-    # One server a state file, for as long as it runs (state/persistence.py): taken before the file is read.
-    try:
-        lock = StateFileLock.take(settings.state_file)
-    except StateFileInUse as exc:
-        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    except OSError as exc:
-        try:
-            check_writable(settings.state_file)
-        except ScenarioError:
-            return _serve(settings)  # no directory, or one it cannot write: the state file's own check says which
-        print(f"mock-server: {settings.state_file}: cannot take its lock: {exc}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    try:
-        for temporary in remove_stale_temporaries(settings.state_file):  # a write killed halfway left it
-            logging.getLogger("mock_server").info("removed %s, left by a write that never finished", temporary)
-        return _serve(settings, lock)
-    finally:
-        lock.release()
-
-
-def _app_or_exit(settings: Settings) -> tuple[Starlette, str] | int:
-    """The app and its ready line's tail, or the exit status once its scenarios' problems are printed (stderr)."""
-    from mock_server.app import create_app  # after argument errors are out of the way
-
-    try:
-        app = create_app(settings)
-    except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    except ScenarioNotFound as exc:
-        print(scenario_not_found(settings.fixtures, exc), file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    # The seed never becomes garbage: out of the collector's sight, a million events cost no GC pauses.
-    gc.freeze()
-    scenario = app.state.sessions.scenarios[settings.scenario]
-    return app, ready_banner(scenario.name, len(scenario.events), len(scenario.accounts))
-
-
-def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
-    try:
-        context = server_tls_context(settings)
-    except TlsSetupError as exc:
-        print(f"mock-server: {exc}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    built = _app_or_exit(settings)
-    if isinstance(built, int):
-        return built
-    app, banner = built
-    if (busy := port_in_use(settings.host, settings.port)) is not None:  # after the scenarios' own problems
-        print(f"mock-server: {busy}", file=sys.stderr, flush=True)
-        return EXIT_INVALID
-    report = settings.coverage_report
-    coverage = app.state.coverage
-    on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
-    recorder = app.state.server.recorder
-    if recorder is not None:
-        on_shutdown = _writing_recording(app.state.server, on_shutdown)
-    state_file: StateFile | None = app.state.state_file
-    if state_file is not None:
-        state_file.lock = lock  # a lock file removed or replaced while it runs stops the writes (health says so)
-    state_writes: list[asyncio.Task[None]] = []
-
-    def on_start(url: str) -> None:
-        if state_file is not None:
-            state_writes.append(asyncio.create_task(state_file.run()))
-        print(f"mock-server ready on {url} {banner}", flush=True)
-
-    async def on_stop() -> None:
-        for task in state_writes:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        if state_file is not None:
-            # The last requests are answered: this write holds every write acknowledged.
-            try:
-                state_file.save()
-            except OSError as exc:
-                print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
-        if on_shutdown is not None:
-            on_shutdown()
-
-    server = Server(app, settings, context, on_start=on_start, on_stop=on_stop)
-    if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM
-        recorder.on_stop = server.stop
-    try:
-        server.run()
-    except KeyboardInterrupt:
-        return 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
-    if server.interrupted:
-        return 0
-    # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
-    return 0 if server.started else 1
-
-
-def _writing_recording(server: ServerContext, then: Callable[[], None] | None) -> Callable[[], None]:
-    """What the server does once stopped in record mode: the file written (unless a stop wrote it), said, then
-    `then`."""
-
-    def finish_recording() -> None:
-        from mock_server.admin.recording import finish, said
-
-        try:
-            for line in said(finish(server)):
-                print(line, flush=True)
-        except OSError as exc:
-            print(f"mock-server record: cannot write the recording: {exc}", file=sys.stderr, flush=True)
-        if then is not None:
-            then()
-
-    return finish_recording
-
-
-def write_coverage_report(coverage: Coverage, path: Path) -> None:
-    """The coverage as CI keeps it: JSON when `path` ends in .json, else the Markdown report."""
-    report = coverage.report()
-    text = json.dumps(report, indent=2) + "\n" if path.suffix.lower() == ".json" else markdown(report) + "\n"
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        print(f"mock-server: cannot write the coverage report: {exc}", file=sys.stderr, flush=True)
-
-
-def oracle(fixtures: Path, scenario: str, specs: Specs) -> tuple[ASGIApp, Scenario]:
-    """The mock verify-provider compares a provider with: the app on `scenario`, bounded only by what one run
-    registers, with no journal (nobody reads it)."""
-    from mock_server.app import create_app
-
-    bounds = Bounds(max_accounts=10**7, max_recipients=10**7, journal_bytes=0)
-    app = create_app(Settings(fixtures=fixtures, scenario=scenario, bounds=bounds), specs)
-    return app, app.state.sessions.scenarios[scenario]
 
 
 def _mcp_parser() -> argparse.ArgumentParser:

@@ -19,12 +19,13 @@ from mock_server import server as seam
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.threaded_server import SAFETY
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 # Who may import uvicorn: the seam, and the protocol subclass behind its `Config(http=...)`.
 SEAM = {"mock_server/server.py", "mock_server/http/connection.py"}
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 
 
 def uvicorn_imports(path: Path) -> list[str]:

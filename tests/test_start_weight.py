@@ -13,6 +13,7 @@ from typing import cast
 import pytest
 
 from mock_server.spec.resources import data_path
+from tests.default_scenario import PENDING_EVENT_PATH
 
 # Imported by the first call that needs them: the Pact export and its provider states, the probes' client (the
 # CLI's healthcheck/wait/pact commands) and the MCP SDK.
@@ -27,7 +28,7 @@ NOT_FOR_A_LOOKUP = (
     "mock_server.scenarios.state_file",
     "mock_server.state.persistence",
 )
-LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # fixtures/default.yaml's
+LOOKUP = PENDING_EVENT_PATH  # fixtures/default.yaml's
 
 
 def loaded_after(code: str, watched: tuple[str, ...] = LATER, env: dict[str, str] | None = None) -> dict[str, object]:

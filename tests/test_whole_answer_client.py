@@ -12,6 +12,7 @@ from starlette.types import Receive, Scope, Send
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import ADMIN_HEADERS
 from tests.whole_answer_client import WholeAnswerTestClient
 
@@ -109,7 +110,7 @@ def test_the_mock_answers_the_same() -> None:
     app = create_app(Settings(validate_responses=True))
     calls = [
         ("GET", "/__mock/health", {}),
-        ("GET", "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11", {}),
+        ("GET", PENDING_EVENT_PATH, {}),
         ("POST", "/limits/account", {"content": b"{not json", "headers": {"Content-Type": "application/json"}}),
         ("POST", "/__mock/reset", {}),
         ("GET", "/__mock/state", {}),

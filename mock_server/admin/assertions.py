@@ -7,7 +7,7 @@ import logging
 
 from starlette.concurrency import run_in_threadpool
 
-from mock_server.domain.errors import InvalidRequest, JournalOff, ProviderStateUnreachable, VerificationFailed
+from mock_server.domain.errors import ExpectationNotMet, InvalidRequest, JournalOff, ProviderStateUnreachable
 from mock_server.http.handling import Call, Handler, Reply
 from mock_server.state.coverage import markdown
 
@@ -25,7 +25,7 @@ def verify(call: Call) -> Reply:
     message = verdict.message(expectation)
     if verdict.holds:
         return Reply(200, {"verified": True, "matched": verdict.matched, "message": message})
-    failure = VerificationFailed(message)
+    failure = ExpectationNotMet(message)
     return Reply(failure.status, {**failure.body(), "matched": verdict.matched, "calls": verdict.calls})
 
 

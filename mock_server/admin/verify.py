@@ -103,7 +103,7 @@ def expectation_from(body: dict[str, Any]) -> tuple[Expectation | None, list[Det
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ExpectationVerdict:
     holds: bool
     matched: int  # entries matching everything but the count
     calls: list[dict[str, Any]]  # every journaled call of the operation, matching or not
@@ -115,7 +115,7 @@ class Verdict:
         return f"Verification {verb}: expected {expectation.describe()}; {self.matched} matched ({of})."
 
 
-def judge(expectation: Expectation, entries: Sequence[dict[str, Any]]) -> Verdict:
+def judge(expectation: Expectation, entries: Sequence[dict[str, Any]]) -> ExpectationVerdict:
     calls = [e for e in entries if e["operation_id"] == expectation.operation_id]
     matched = sum(1 for e in calls if expectation.matches(e))
-    return Verdict(expectation.allows(matched), matched, calls)
+    return ExpectationVerdict(expectation.allows(matched), matched, calls)

@@ -93,7 +93,7 @@ def cnpj_from_serial_number(value: str) -> str | None:
 
 def read_certificate(der: bytes) -> ClientCertificate:
     """The facts of a DER-encoded X.509 certificate; CertificateError when it is not one."""
-    certificate = _Reader(der).sequence()
+    certificate = _DerReader(der).sequence()
     tbs = certificate.sequence()
     if tbs.peek() == _VERSION:
         tbs.skip()
@@ -169,7 +169,7 @@ def _hex_serial(value: int) -> str:
     return "-" + digits if value < 0 else digits
 
 
-class _Reader:
+class _DerReader:
     """DER (X.690) values one after the other in `data`."""
 
     __slots__ = ("data", "offset")
@@ -209,8 +209,8 @@ class _Reader:
     def skip(self) -> None:
         self._next()
 
-    def sequence(self) -> _Reader:
-        return _Reader(self.expect(_SEQUENCE))
+    def sequence(self) -> _DerReader:
+        return _DerReader(self.expect(_SEQUENCE))
 
     def integer(self) -> int:
         content = self.expect(_INTEGER)
@@ -235,7 +235,7 @@ class _Reader:
         rdns = []
         name = self.sequence()
         while name.peek() is not None:
-            rdn = _Reader(name.expect(_SET))
+            rdn = _DerReader(name.expect(_SET))
             pairs: list[Attribute] = []
             while rdn.peek() is not None:
                 attribute = rdn.sequence()

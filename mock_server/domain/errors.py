@@ -195,7 +195,7 @@ class ResponseValidationFailed(ApiError):
     status, code = 500, "response_validation_failed"
 
 
-class VerificationFailed(ApiError):
+class ExpectationNotMet(ApiError):
     status, code = 409, "verification_failed"
 
 

@@ -80,7 +80,7 @@ def apply_change(current: Limits, proposed: Limits) -> Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class LimitVerdict:
     """The evaluation of one operation against the windows in force."""
 
     allowed: bool
@@ -95,7 +95,7 @@ def evaluate(
     mode: str,
     amount: int,
     at: datetime,
-) -> Verdict | None:
+) -> LimitVerdict | None:
     """Check `amount` of `mode` at `at`; `list_limits` are the recipient list's, given when the recipient
     is in it and they govern. None: there are no windows for the mode."""
     source, windows = "account", account_limits.get(mode, ())
@@ -104,4 +104,4 @@ def evaluate(
     if not windows:
         return None
     window = window_in_force(windows, at)
-    return Verdict(amount <= window.amount, window.amount, window, source)
+    return LimitVerdict(amount <= window.amount, window.amount, window, source)

@@ -1,11 +1,12 @@
 """What each public operation carries beyond its handler, declared once per operationId of openapi.yaml: the
 fields its answer makes up, the id it issues for later calls to name, the facts about the provider it relies on
-(a Pact's provider states), and how a Pact describes a call of it.
+(a Pact's provider states; none, for an operation that reads no record), what its answer shows of the provider's
+records (record mode), and how a Pact describes a call of it.
 
 Every table that once repeated one of these reads them here: two answers compared (`answers`: verify-provider and
-shadow mode), shadow mode's ids mapped in later paths, the Pact export's descriptions, states and replay. A test
-(tests/domain/test_operations.py) holds this table to the spec: an operation of openapi.yaml without its
-declaration, or a declaration of an operation the spec lacks, fails it.
+shadow mode), shadow mode's ids mapped in later paths, the Pact export's descriptions, states and replay, record
+mode's rules (`recording`). A test (tests/contract/test_operations.py) holds this table to the spec: an operation
+of openapi.yaml without its declaration, or a declaration of an operation the spec lacks, fails it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Fact(enum.Enum):
@@ -24,6 +25,14 @@ class Fact(enum.Enum):
     RECIPIENT_LIST = "recipient list"  # the account's recipient list
     DOCUMENT = "document"  # a recipient of the body's document in the list
     RECIPIENT = "recipient"  # the recipient of the path's id in the list
+
+
+class Shows(enum.Enum):
+    """What a provider's answer to a call shows of the records it holds: what record mode puts in its session."""
+
+    NOTHING = "nothing"  # no record: the answer is the same whatever the provider holds
+    EVENT = "event"  # the event of the path's key, as it is
+    ACCOUNT = "account"  # the account of the path (or of the body, for a registration) after the call
 
 
 @dataclass(frozen=True)
@@ -43,8 +52,12 @@ class OperationFacts:
     issued_id: str | None = None
     # Path parameters naming an id an earlier call issued (a recipient removed by the id its addition answered).
     names_issued: tuple[str, ...] = ()
-    # The facts a call relies on, outermost first: each holds unless the answer says it does not.
-    relies_on: tuple[Fact, ...] = ()
+    # The facts a call relies on, outermost first: each holds unless the answer says it does not. Said by every
+    # declaration, `()` for an operation that relies on no record (its Pact interactions name no provider state).
+    relies_on: tuple[Fact, ...] = field(kw_only=True)
+    # What its answer shows of the provider's records (record mode keeps its session in step with it); an
+    # operation that shows an account has its rule in domain/recording.py (a test names the one missing).
+    shows: Shows = field(kw_only=True)
     creates: Fact | None = None  # a success means the fact was absent before the call
     removes: Fact | None = None  # a success means the fact held before the call
 
@@ -63,6 +76,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             "a lookup of event {extraordinary_event_conciliation_key}",
             described_by="status",
             relies_on=(Fact.EVENT,),
+            shows=Shows.EVENT,
         ),
         OperationFacts(
             "registerAccountLimit",
@@ -70,6 +84,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             generated=frozenset({"/event_date"}),
             relies_on=(Fact.ACCOUNT,),
             creates=Fact.ACCOUNT,
+            shows=Shows.ACCOUNT,
         ),
         OperationFacts(
             "createLimitUpdateRequest",
@@ -77,6 +92,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             generated=_PROPOSAL,
             issued_id="limit_update_request_id",
             relies_on=(Fact.ACCOUNT,),
+            shows=Shows.ACCOUNT,
         ),
         OperationFacts(
             "createRecipientList",
@@ -84,6 +100,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             generated=frozenset({"/event_date"}),
             relies_on=(Fact.ACCOUNT, Fact.RECIPIENT_LIST),
             creates=Fact.RECIPIENT_LIST,
+            shows=Shows.ACCOUNT,
         ),
         OperationFacts(
             "addRecipient",
@@ -92,6 +109,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             issued_id="recipient_id",
             relies_on=(Fact.ACCOUNT, Fact.RECIPIENT_LIST, Fact.DOCUMENT),
             creates=Fact.DOCUMENT,
+            shows=Shows.ACCOUNT,
         ),
         OperationFacts(
             "removeRecipient",
@@ -99,6 +117,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             names_issued=("recipient_id",),
             relies_on=(Fact.ACCOUNT, Fact.RECIPIENT_LIST, Fact.RECIPIENT),
             removes=Fact.RECIPIENT,
+            shows=Shows.ACCOUNT,
         ),
         OperationFacts(
             "createRecipientListLimitUpdateRequest",
@@ -106,6 +125,7 @@ OPERATIONS: Mapping[str, OperationFacts] = {
             generated=_PROPOSAL,
             issued_id="limit_update_request_id",
             relies_on=(Fact.ACCOUNT, Fact.RECIPIENT_LIST),
+            shows=Shows.ACCOUNT,
         ),
     )
 }

@@ -3,12 +3,14 @@ account as it is after the call, from the account as the recording knew it befor
 
 Pure: the caller puts the result in the session (state/recording.py). A call the provider refused changes
 nothing; an account the recording meets first in a later call (its registration not recorded) is made from what
-that call shows of it, and is partial.
+that call shows of it, and is partial. Which operations show an event or an account is their declaration's
+(domain/operations.py `shows`); what each one that shows an account does to it is its rule here (`ACCOUNT_RULES`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,20 +27,11 @@ from mock_server.domain.models import (
     Recipient,
     RecipientList,
 )
+from mock_server.domain.operations import OPERATIONS, Fact, Shows
 
-EVENT_LOOKUP = "getExtraordinaryEvent"
-REGISTRATION = "registerAccountLimit"
-# The operations that change an account, by the path parameter that names it.
-ACCOUNT_OPERATIONS = frozenset(
-    {
-        REGISTRATION,
-        "createLimitUpdateRequest",
-        "createRecipientList",
-        "addRecipient",
-        "removeRecipient",
-        "createRecipientListLimitUpdateRequest",
-    }
-)
+# What record mode puts in step after each call, read from the operations' declarations (domain/operations.py).
+EVENT_OPERATIONS = frozenset(name for name, facts in OPERATIONS.items() if facts.shows is Shows.EVENT)
+ACCOUNT_OPERATIONS = frozenset(name for name, facts in OPERATIONS.items() if facts.shows is Shows.ACCOUNT)
 ACCOUNT_NOT_FOUND = "account_not_found"
 
 
@@ -70,10 +63,10 @@ def facts_of(account: Account) -> Account:
 
 
 def account_id_of(operation_id: str, path: dict[str, str], body: Any) -> str | None:
-    """The account a call is about: the registration's body names it, the other calls their path."""
-    if operation_id == REGISTRATION:
-        return body.get("account_id") if isinstance(body, dict) and isinstance(body.get("account_id"), str) else None
-    return path.get("account_id")
+    """The account a call is about: the one its path names, else (a registration) the one its body names."""
+    if "account_id" in path:
+        return path["account_id"]
+    return body.get("account_id") if isinstance(body, dict) and isinstance(body.get("account_id"), str) else None
 
 
 def event_shown(key: str, answer: Shown) -> Event | None:
@@ -94,46 +87,87 @@ def account_after(
         return AccountChange(None)
     if not 200 <= answer.status < 300:
         return AccountChange(before)
+    rule = ACCOUNT_RULES.get(operation_id)
+    if rule is None:  # a declaration that shows an account, and no rule here (tests/record names it)
+        raise KeyError(f"domain/recording.py has no rule of what {operation_id} does to an account")
     shown = answer.body if isinstance(answer.body, dict) else {}
-    if operation_id == REGISTRATION:
-        limits = limits_from_json(body["limit"]["pix"])
-        registered = Account(body["account_id"], body["registration_date"], limits, event_date=shown.get("event_date"))
-        return AccountChange(registered, registered=True)
+    facts = OPERATIONS[operation_id]
+    if facts.creates is Fact.ACCOUNT:
+        return AccountChange(rule(None, path, body, shown), registered=True)
     account_id = path["account_id"]
     account = facts_of(before) if before is not None else Account(account_id, seen_at, {}, event_date=seen_at)
-    if operation_id == "createLimitUpdateRequest":
-        if shown.get("limit_update_request_status", APPLIED) == APPLIED:
-            account.limits = limit_rules.apply_change(account.limits, limits_from_json(body["pix"]))
-    elif operation_id == "createRecipientList":
-        account.recipient_list = RecipientList(limits_from_json(body["limit"]["pix"]), shown.get("event_date"))
-    elif operation_id == "addRecipient":
-        if account.recipient_list is None:  # made before the recording: its windows are not known
-            account.recipient_list = RecipientList({}, None)
-        number = body["document_number"]
-        key = canonical_document(number)
-        for recipient in [r for r in account.recipient_list.recipients.values() if r.document_key == key]:
-            account.recipient_list.remove(recipient.recipient_id)
-        account.recipient_list.add(
-            Recipient(
-                recipient_id=shown["recipient_id"],
-                document_number=number,
-                document_key=key,
-                recipient_status=shown.get("recipient_status", CREATED),
-                analysis_status=shown.get("analysis_status", AUTOMATICALLY_APPROVED),
-                client_notification_status=shown.get("client_notification_status", NOT_APPLICABLE),
-                event_date=shown.get("event_date"),
-            )
+    return AccountChange(rule(account, path, body, shown))
+
+
+# --- what each operation that shows an account does to it --------------------------------------------------------
+# A rule gets the account as known before the call (None for a registration, which makes it), the call's path
+# parameters and JSON body, and the answer's body (an object); it returns the account after the call.
+AccountRule = Callable[[Account | None, dict[str, str], Any, dict[str, Any]], Account]
+
+
+def _registered(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    limits = limits_from_json(body["limit"]["pix"])
+    return Account(body["account_id"], body["registration_date"], limits, event_date=shown.get("event_date"))
+
+
+def _limits_changed(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    assert account is not None
+    if shown.get("limit_update_request_status", APPLIED) == APPLIED:
+        account.limits = limit_rules.apply_change(account.limits, limits_from_json(body["pix"]))
+    return account
+
+
+def _list_created(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    assert account is not None
+    account.recipient_list = RecipientList(limits_from_json(body["limit"]["pix"]), shown.get("event_date"))
+    return account
+
+
+def _recipient_added(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    assert account is not None
+    if account.recipient_list is None:  # made before the recording: its windows are not known
+        account.recipient_list = RecipientList({}, None)
+    number = body["document_number"]
+    key = canonical_document(number)
+    for recipient in [r for r in account.recipient_list.recipients.values() if r.document_key == key]:
+        account.recipient_list.remove(recipient.recipient_id)
+    account.recipient_list.add(
+        Recipient(
+            recipient_id=shown["recipient_id"],
+            document_number=number,
+            document_key=key,
+            recipient_status=shown.get("recipient_status", CREATED),
+            analysis_status=shown.get("analysis_status", AUTOMATICALLY_APPROVED),
+            client_notification_status=shown.get("client_notification_status", NOT_APPLICABLE),
+            event_date=shown.get("event_date"),
         )
-    elif operation_id == "removeRecipient":
-        recipients = account.recipient_list.recipients if account.recipient_list is not None else {}
-        if path["recipient_id"] in recipients:
-            assert account.recipient_list is not None
-            account.recipient_list.remove(path["recipient_id"])
-    elif operation_id == "createRecipientListLimitUpdateRequest":
-        if account.recipient_list is None:
-            account.recipient_list = RecipientList({}, None)
-        if shown.get("analysis_status", AUTOMATICALLY_APPROVED) == AUTOMATICALLY_APPROVED:
-            account.recipient_list.limits = limit_rules.apply_change(
-                account.recipient_list.limits, limits_from_json(body["pix"])
-            )
-    return AccountChange(account)
+    )
+    return account
+
+
+def _recipient_removed(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    assert account is not None
+    if account.recipient_list is not None and path["recipient_id"] in account.recipient_list.recipients:
+        account.recipient_list.remove(path["recipient_id"])
+    return account
+
+
+def _list_limits_changed(account: Account | None, path: dict[str, str], body: Any, shown: dict[str, Any]) -> Account:
+    assert account is not None
+    if account.recipient_list is None:
+        account.recipient_list = RecipientList({}, None)
+    if shown.get("analysis_status", AUTOMATICALLY_APPROVED) == AUTOMATICALLY_APPROVED:
+        account.recipient_list.limits = limit_rules.apply_change(
+            account.recipient_list.limits, limits_from_json(body["pix"])
+        )
+    return account
+
+
+ACCOUNT_RULES: Mapping[str, AccountRule] = {
+    "registerAccountLimit": _registered,
+    "createLimitUpdateRequest": _limits_changed,
+    "createRecipientList": _list_created,
+    "addRecipient": _recipient_added,
+    "removeRecipient": _recipient_removed,
+    "createRecipientListLimitUpdateRequest": _list_limits_changed,
+}

@@ -14,7 +14,7 @@ from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Account
 from mock_server.domain.recording import (
     ACCOUNT_OPERATIONS,
-    EVENT_LOOKUP,
+    EVENT_OPERATIONS,
     Shown,
     account_after,
     account_id_of,
@@ -77,7 +77,7 @@ class Recorder:
         record = self.record_of(session)
         answer = Shown(status, reply.answer.body)
         try:
-            if operation_id == EVENT_LOOKUP:
+            if operation_id in EVENT_OPERATIONS:
                 self._event(session, record, path["extraordinary_event_conciliation_key"], answer, reply.content)
             elif operation_id in ACCOUNT_OPERATIONS:
                 self._account(session, record, before, operation_id, path, _json(raw_body), answer)

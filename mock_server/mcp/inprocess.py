@@ -34,7 +34,7 @@ class Caller:
 
 
 @dataclass(slots=True)
-class Answer:
+class AppAnswer:
     """What the app answered: no status when it dropped the connection (an injected reset)."""
 
     status: int | None = None
@@ -69,9 +69,9 @@ def _headers(request: HttpRequest, session: str, caller: Caller) -> list[tuple[b
     return headers
 
 
-async def call(app: ASGIApp, request: HttpRequest, session: str, caller: Caller) -> Answer:
+async def call(app: ASGIApp, request: HttpRequest, session: str, caller: Caller) -> AppAnswer:
     """`request` in `session`, answered by `app`."""
-    answer = Answer()
+    answer = AppAnswer()
     done = asyncio.Event()
     body_given = False
 

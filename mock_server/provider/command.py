@@ -36,8 +36,8 @@ RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,24}$")
 OracleFactory = Callable[[Path, str, Specs], tuple[ASGIApp, Scenario]]
 
 DESCRIPTION = (
-    "Check a real implementation of the interface against the mock: run flows that cover the seven public "
-    "operations (every documented status a client can provoke, and stateful sequences) against the provider at "
+    "Check a real implementation of the interface against the mock: run flows that cover every public "
+    "operation (every documented status a client can provoke, and stateful sequences) against the provider at "
     "--target and against the mock loaded with the scenario that describes the provider's data, and compare each "
     "answer: status, error code, the body against the spec, and every field the interface fixes (ids and "
     "timestamps the server generates by type only). Never pays or cancels an event; registers only accounts "

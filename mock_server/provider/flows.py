@@ -1,4 +1,4 @@
-"""The flows verify-provider runs: calls of the seven public operations, in the order a client makes them, each
+"""The flows verify-provider runs: calls of every public operation, in the order a client makes them, each
 sent to the provider and to the mock alike.
 
 A flow never assumes a fresh provider: it reads only the events the scenario names, and every call that could

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mock_server.domain.answers import Answer
-from mock_server.provider.runner import Check, Exchange, Verification
+from mock_server.provider.runner import Check, StepExchange, Verification
 
 SHOWN_BODY = 2000  # characters of a body a difference shows
 VERDICT_WIDTH = 8
@@ -55,7 +55,7 @@ def check_line(check: Check) -> str:
     return f"{line} ({check.not_run})" if check.not_run is not None else line
 
 
-def _exchange_line(number: int, exchange: Exchange) -> str:
+def _exchange_line(number: int, exchange: StepExchange) -> str:
     expected, actual = exchange.expected, exchange.actual
     got = "no answer" if actual.status is None else str(actual.status)
     return f"{number}. {exchange.sent.shown()} -> expected {expected.status}, got {got}"

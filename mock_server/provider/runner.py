@@ -39,7 +39,7 @@ class Unreachable(Exception):
 
 
 @dataclass(frozen=True)
-class Exchange:
+class StepExchange:
     """One step as it went: what the provider was sent, what the mock answered, what the provider answered."""
 
     step: Step
@@ -55,11 +55,11 @@ class Check:
     flow: Flow
     number: int  # the flow's how-manyth run (flows repeat with --flows)
     index: int  # the step's position in the flow
-    exchange: Exchange | None
+    exchange: StepExchange | None
     differences: list[str] = field(default_factory=list)
     not_run: str | None = None  # why the step was not run
     seconds: float = 0.0
-    smallest: list[Exchange] | None = None  # the fewest steps that show the difference, the last one differing
+    smallest: list[StepExchange] | None = None  # the fewest steps that show the difference, the last one differing
 
     @property
     def step(self) -> Step:
@@ -172,10 +172,10 @@ class Runner:
                 generated = generated_id(step.operation_id, answer)
                 if generated is not None:
                     values[side][step.keeps] = generated
-        exchanged = Exchange(step, sent, kept(expected), kept(actual))
+        exchanged = StepExchange(step, sent, kept(expected), kept(actual))
         return Check(flow, number, index, exchanged, found, seconds=seconds)
 
-    async def shrink(self, check: Check) -> list[Exchange] | None:
+    async def shrink(self, check: Check) -> list[StepExchange] | None:
         """The fewest steps of the check's flow, up to its step, that still show a difference at that step: each
         earlier step is left out in turn (unless a later one needs its id), and the shorter flow replayed on new
         accounts; kept out when the last step still differs the same way. None when no step could go."""

@@ -20,9 +20,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mock_server.app import create_app
 from mock_server.pki import TestPki
 from mock_server.settings import Settings
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 HEADER = "X-Client-Cert"
 LOOPBACK = ("127.0.0.1", 51000)
 

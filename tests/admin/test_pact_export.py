@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mock_server.admin.pact import DATE_REGEX, DATE_TIME_REGEX, UUID_REGEX
+from mock_server.admin.pact_matching import DATE_REGEX, DATE_TIME_REGEX, UUID_REGEX
 from mock_server.state.bounds import Bounds
 from tests.builders import day_night, limit_update_path, registration
 from tests.default_scenario import FULL_ACCOUNT, PAID_EVENT, PARTIALLY_PAID_EVENT, PENDING_EVENT, PENDING_EVENT_BODY

@@ -7,16 +7,11 @@ from typing import Any
 
 import pytest
 
-from mock_server.admin.pact import (
-    DATE_TIME_REGEX,
-    UUID_REGEX,
-    export_pact,
-    merge_pacts,
-    pact_file_name,
-    rules_for,
-)
+from mock_server.admin.pact import export_pact, merge_pacts, pact_file_name
+from mock_server.admin.pact_matching import DATE_TIME_REGEX, UUID_REGEX, rules_for
 from mock_server.api.handlers import HANDLERS
 from mock_server.domain.models import Scenario
+from tests.default_scenario import PENDING_EVENT
 
 MONEY = {"type": "number", "minimum": 0}
 
@@ -43,7 +38,7 @@ def test_rules_follow_the_schema_through_refs_folded_into_all_of() -> None:
         },
     }
     value = {
-        "key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "key": PENDING_EVENT,
         "when": "2026-11-21T10:00:00.000-03:00",
         "amounts": [{"cents": 1}, {"cents": 2}],
         "total": 1.5,
@@ -53,7 +48,7 @@ def test_rules_follow_the_schema_through_refs_folded_into_all_of() -> None:
         "message": "Hello.",
         "flag": True,
         "gone": None,
-        "odd key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "odd key": PENDING_EVENT,
         "unknown": "x",
     }
     assert rules_for(value, schema) == {

@@ -12,9 +12,10 @@ import yaml
 
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.spec.resources import data_path
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # 1500.00 expected, nothing paid
+PENDING_KEY = PENDING_EVENT  # 1500.00 expected, nothing paid
 PARTIAL_KEY = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"  # 2000.00 expected, 1000.00 paid
 UNKNOWN_KEY = "00000000-0000-4000-8000-000000000000"
 

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from mock_server.state.snapshots import MAX_SNAPSHOTS
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 UNKNOWN_KEY = "00000000-0000-4000-8000-000000000000"
 EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 

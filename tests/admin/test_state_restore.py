@@ -33,9 +33,10 @@ from mock_server.scenarios.text import read
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds
 from tests.builders import event_creation
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error, error_problems
 
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 
 
 def event(key: str, conciliation_key: str, **fields: str) -> str:
@@ -554,7 +555,7 @@ def test_an_amount_past_decimals_precision_is_a_400_not_a_500(client) -> None:
     """schemathesis found it: a total_paid_amount of 1e308 in an event whose other problems are cross-checked too
     made the cents rule raise (Decimal.quantize past 28 digits) and answered 500."""
     event = {
-        "extraordinary_event_conciliation_key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "extraordinary_event_conciliation_key": PENDING_EVENT,
         "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
         "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
         "amortization_type": "early_amortization",

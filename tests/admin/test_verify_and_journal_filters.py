@@ -6,13 +6,14 @@ from typing import Any
 
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 
 ACCOUNT = "0001-123456"
 RECIPIENTS = f"/limits/account/{ACCOUNT}/recipient_list/recipient"
 CPF = "123.456.789-09"  # already in the default scenario's list: a second add answers 409
 NEW_CPF = "529.982.247-25"
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 
 

@@ -23,10 +23,11 @@ import pytest
 from playwright.sync_api import Browser, Playwright, Response, expect
 
 from tests.browser.conftest import Server, open_page
+from tests.default_scenario import PENDING_EVENT
 
 pytestmark = pytest.mark.browser
 
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 PARTIAL = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
 FAULT = {"operation_id": "getExtraordinaryEvent", "status": 503, "times": None}
 REFUSALS = {"cross_origin_request", "admin_header_required", "host_not_allowed"}

@@ -11,10 +11,11 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from mock_server.pki import TestPki
 from tests.browser.conftest import TOKEN, Server, Watch, open_page, screenshot, start_server, stop_server
+from tests.default_scenario import PENDING_EVENT
 
 pytestmark = pytest.mark.browser
 
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # the default scenario's events
+PENDING = PENDING_EVENT  # the default scenario's events
 PARTIAL = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
 PAID = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"
 ACCOUNT = "0001-123456"

@@ -7,11 +7,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Server
+from tests.default_scenario import PENDING_EVENT
 
 pytestmark = pytest.mark.browser
 
 SESSION = "fault-kinds"
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 ACCOUNT = "0001-123456"
 
 

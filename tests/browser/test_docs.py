@@ -6,10 +6,11 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import TOKEN, Server, open_page, screenshot
+from tests.default_scenario import PENDING_EVENT
 
 pytestmark = pytest.mark.browser
 
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 
 
 def test_try_it_out_calls_this_server_in_the_session_typed(page: Page, server: Server) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mock_server
-from mock_server import cli, environment
+from mock_server import cli, cli_serve, environment
 from mock_server.pytest_plugin import OPTIONS as PLUGIN_OPTIONS
 from mock_server.spec.resources import data_path
 
@@ -228,9 +228,9 @@ def test_one_scenario_is_one_scenario(tmp_path, capsys):
 
 
 def test_the_ready_line_counts_in_the_singular_and_the_plural():
-    assert cli.ready_banner("one", 1, 1) == "(scenario one: 1 event, 1 account)"
-    assert cli.ready_banner("default", 4, 2) == "(scenario default: 4 events, 2 accounts)"
-    assert cli.ready_banner("empty", 0, 0) == "(scenario empty: 0 events, 0 accounts)"
+    assert cli_serve.ready_banner("one", 1, 1) == "(scenario one: 1 event, 1 account)"
+    assert cli_serve.ready_banner("default", 4, 2) == "(scenario default: 4 events, 2 accounts)"
+    assert cli_serve.ready_banner("empty", 0, 0) == "(scenario empty: 0 events, 0 accounts)"
 
 
 # --- --fixtures DIR without `default` ---------------------------------------------------------------------------

@@ -21,12 +21,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
+
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "mock-cluster ready on "
 SESSIONS = 24
-PENDING_EVENT = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 PARTLY_PAID_EVENT = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"  # partly paid in the default scenario
 FROZEN_AT = "2026-11-21T10:00:00-03:00"
 

@@ -22,12 +22,13 @@ import pytest
 
 from mock_server.pki import TestPki
 from mock_server.pki import init as init_pki
+from tests.default_scenario import PENDING_EVENT_PATH
 
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "mock-cluster ready on "
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mock_server.admin.pact import FACT_STATES
+from mock_server.admin.pact_replay import FACT_STATES
 from mock_server.api.handlers import HANDLERS
-from mock_server.domain.operations import OPERATIONS, Fact, OperationFacts
+from mock_server.domain.operations import OPERATIONS, Fact, OperationFacts, Shows
 from mock_server.spec.openapi import Operation, Spec, Specs
 
 
@@ -67,8 +67,9 @@ def declaration_problems(spec: Spec, declarations: Mapping[str, OperationFacts],
                 problems.append(f"{name}: names {parameter}, which is no path parameter of it")
             if parameter not in issued:
                 problems.append(f"{name}: names {parameter}, which no operation issues")
-        if not facts.relies_on:
-            problems.append(f"{name}: relies on no fact (a Pact interaction of it would name no provider state)")
+        shown = {Shows.EVENT: Fact.EVENT, Shows.ACCOUNT: Fact.ACCOUNT}.get(facts.shows)
+        if shown is not None and shown not in facts.relies_on:
+            problems.append(f"{name}: shows the {shown.value}, which it does not rely on")
         for fact in (facts.creates, facts.removes):
             if fact is not None and fact not in facts.relies_on:
                 problems.append(f"{name}: creates or removes {fact.value}, which it does not rely on")
@@ -88,7 +89,10 @@ def test_an_operation_without_its_declaration_fails(specs: Specs) -> None:
 
 
 def test_a_declaration_of_an_operation_the_spec_lacks_fails(specs: Specs) -> None:
-    extra = {**OPERATIONS, "payEvent": OperationFacts("payEvent", "a payment of {key}", relies_on=(Fact.EVENT,))}
+    extra = {
+        **OPERATIONS,
+        "payEvent": OperationFacts("payEvent", "a payment of {key}", relies_on=(Fact.EVENT,), shows=Shows.EVENT),
+    }
     assert declaration_problems(specs.public, extra, HANDLERS) == [
         "payEvent: declared, but openapi.yaml has no such operation"
     ]
@@ -108,7 +112,7 @@ def test_an_operation_without_a_handler_fails(specs: Specs) -> None:
         ({"generated": frozenset({"/event_time"})}, "generated /event_time is no field of its answer"),
         ({"issued_id": "account_id"}, "the id it issues (account_id) is not among its generated fields"),
         ({"names_issued": ("recipient_id",)}, "names recipient_id, which is no path parameter of it"),
-        ({"relies_on": (), "creates": None}, "relies on no fact"),
+        ({"relies_on": (), "creates": None}, "shows the account, which it does not rely on"),
         ({"removes": Fact.RECIPIENT}, "creates or removes recipient, which it does not rely on"),
     ],
 )
@@ -116,6 +120,21 @@ def test_a_declaration_that_names_what_the_spec_lacks_fails(specs: Specs, change
     wrong = replace(OPERATIONS["registerAccountLimit"], **change)
     problems = declaration_problems(specs.public, {**OPERATIONS, "registerAccountLimit": wrong}, HANDLERS)
     assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_a_declaration_may_rely_on_no_fact(specs: Specs) -> None:
+    """An operation that reads no record (a stateless ping) says so: `relies_on=()`, and its answer shows nothing."""
+    stateless = replace(OPERATIONS["getExtraordinaryEvent"], relies_on=(), shows=Shows.NOTHING)
+    assert declaration_problems(specs.public, {**OPERATIONS, "getExtraordinaryEvent": stateless}, HANDLERS) == []
+
+
+def test_a_declaration_says_what_it_relies_on_and_shows() -> None:
+    """Neither has a default: an operation declared without them is a TypeError, not an operation relying on
+    nothing by omission."""
+    with pytest.raises(TypeError, match="relies_on"):
+        OperationFacts("pingLimits", "a ping", shows=Shows.NOTHING)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="shows"):
+        OperationFacts("pingLimits", "a ping", relies_on=())  # type: ignore[call-arg]
 
 
 def test_every_fact_an_operation_relies_on_is_a_provider_state() -> None:

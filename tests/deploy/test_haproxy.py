@@ -29,6 +29,7 @@ import pytest
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.default_scenario import PENDING_EVENT
 from tests.threaded_server import threaded_server
 
 pytestmark = pytest.mark.containers
@@ -39,7 +40,6 @@ FIGURES = ROOT / "build" / "test-containers.json"
 ENVIRONMENT = {"POD_NAMESPACE": "tests", "CLUSTER_DOMAIN": "cluster.local"}
 SERVICE = "mock-server.tests.svc.cluster.local"
 REPLICAS = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
-PENDING_EVENT = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # pending in the shipped default scenario
 SESSIONS = [f"flow-{index:02d}" for index in range(24)]
 SETTLE = 60.0  # seconds for HAProxy to see a change of the DNS answer (re-resolution, health checks, hold obsolete)
 

@@ -11,6 +11,7 @@ import pytest
 from mock_server.domain.errors import InvalidRequest, InvalidTransition
 from mock_server.domain.events import TRANSITIONS, cancel, has_cents_precision, next_status, pay, to_money
 from mock_server.domain.models import CANCELED, EVENT_STATUSES, PAID, PENDING, Event, Installment
+from tests.default_scenario import PENDING_EVENT
 
 ACTIONS = ("pay_partially", "settle", "cancel")
 # The whole table, written out: pending_conciliation is the only state that moves; paid and canceled are terminal.
@@ -30,7 +31,7 @@ def event(
     amortization_type: str = "early_amortization",
 ) -> Event:
     return Event(
-        key="9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        key=PENDING_EVENT,
         security_key="3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
         investment_key="6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
         amortization_type=amortization_type,

@@ -17,12 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.live_server import LiveServer, live_server, read_response
 
 pytestmark = pytest.mark.e2e
 
 TIMEOUT = 10.0  # seconds any one exchange may take: a hang is a failure, never a wait
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 PARTIALLY_PAID = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
 CLOCK = "2026-11-21T10:00:00-03:00"
 # What chromium adds to a page's fetch(url, {method: "POST", mode: "no-cors"}) from http://evil.test, and to a form's

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.live_server import EXIT_TIMEOUT, START_TIMEOUT, read_line, stop_process
 
 pytestmark = pytest.mark.e2e
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.e2e
 REPOSITORY = Path(__file__).resolve().parents[2]
 TIMEOUT = 600.0  # pip over the network; its own timeouts are shorter
 READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 
 
 def _env() -> dict[str, str]:

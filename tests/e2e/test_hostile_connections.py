@@ -12,10 +12,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.live_server import LiveServer, closed_within, live_server, read_response
 
 FAST = ("--idle-timeout", "1", "--header-timeout", "1", "--body-timeout", "1")
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 REGISTRATION = {
     "account_id": "0009-000001",
     "registration_date": "2026-11-21T09:00:00-03:00",

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import mock_server
+from tests.default_scenario import PENDING_EVENT_PATH
 
 pytestmark = pytest.mark.e2e
 
@@ -190,7 +191,7 @@ def test_the_installed_server_serves_the_api_the_specs_and_the_pages(served: str
     deadline = time.monotonic() + 10
     for path in (
         "/__mock/health",
-        "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        PENDING_EVENT_PATH,
         "/openapi.yaml",
         "/__mock/openapi.yaml",
         "/__mock/ui",

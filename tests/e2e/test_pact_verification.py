@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests import planted_defects
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.live_server import LiveServer, live_server, run_command
 from tests.pact_flow import CONSUMER, PROVIDER, flow_descriptions, pact_recipient_id, run_flow
 
@@ -168,7 +169,7 @@ def test_amounts_asked_exact_fail_a_provider_answering_them_in_cents(tmp_path) -
     """By default an amount is matched by type, so a provider answering 150000 for 1500.00 passes; the pact with
     `amounts=exact` holds the amounts literally, and the same provider fails it."""
     with live_server(*EXPORTED_BY) as server, server.client() as client:
-        assert client.get("/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11").is_success
+        assert client.get(PENDING_EVENT_PATH).is_success
         pacts = {}
         for amounts in ("type", "exact"):
             query = {"consumer": CONSUMER, "provider": PROVIDER, "amounts": amounts}

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.live_server import LiveServer, live_server
 from tests.pact_flow import pact_schema
 
@@ -23,7 +24,7 @@ filterwarnings = error
 addopts = -p no:cacheprovider
 {extra}
 """
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 PAID = "4b8e5d2f-9c1a-4f7b-8d6e-1a3c5e7f9b55"
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
 from tests.live_server import LiveServer, live_server, stop_process
 
 pytest_plugins = ["pytester"]
@@ -35,7 +36,7 @@ addopts = -p no:cacheprovider
 {extra}
 """
 SETTINGS = ("URL", "SCENARIO", "FIXTURES", "SEED", "CLOCK", "ADMIN_TOKEN", "KEEP_FAILED")
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 KEPT = re.compile(r"session (pytest-main-[0-9a-f]{8}-\d+) is kept on (\S+), for --mock-server-keep-failed")
 
 MANY = f"""

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from tests.default_scenario import PENDING_EVENT
+
 pytest_plugins = ["pytester"]
 
 READY = re.compile(r"^mock-server ready on (?P<url>\S+) ")
@@ -19,7 +21,7 @@ filterwarnings = error
 addopts = -p no:cacheprovider
 {extra}
 """
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 
 
 @pytest.fixture

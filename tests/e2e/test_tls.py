@@ -26,12 +26,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mock_server.domain.operations import OPERATIONS
 from mock_server.pki import BAD_VARIANTS, TestPki
 from mock_server.pki import init as init_pki
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.live_server import LiveServer, closed_within, live_server, read_response, server_env
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 TIMEOUT = 60.0
 # What curl prints for each refusal (OpenSSL's alert names): a bare "Empty reply from server" says nothing.
 ALERTS = {
@@ -232,7 +234,7 @@ def test_schemathesis_over_mutual_tls_replays_every_example_of_both_specs(mtls, 
     with client(mtls, pki) as good:
         journal = good.get("/__mock/requests", headers={"X-Mock-Session": session}).json()["requests"]
     operations = {entry["operation_id"] for entry in journal}
-    assert len(operations) == 7, operations  # every public operation was called over mutual TLS...
+    assert operations == set(OPERATIONS), operations  # every public operation was called over mutual TLS...
     assert {entry["client_certificate"]["cnpj"] for entry in journal} == {pki.cnpj}  # ...with the good certificate
 
 

@@ -15,8 +15,9 @@ from mock_server.http.application import MockApp
 from mock_server.http.pipeline import PathEndpoint
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT_PATH
 
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 
 
 def call(app: Any, path: str, root_path: str = "", method: str = "GET") -> tuple[int, bytes]:

@@ -24,11 +24,12 @@ from mock_server.pki import TestPki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.state.bounds import ConnectionLimits
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.threaded_server import SAFETY, threaded_server
 
 LIMIT = ConnectionLimits().max_header_bytes
 HEALTH = b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-EVENT = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+EVENT = PENDING_EVENT_PATH
 HEADER = "x-client-cert"
 
 

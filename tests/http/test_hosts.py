@@ -18,6 +18,7 @@ from mock_server.domain.errors import HostNotAllowed, MalformedHttp
 from mock_server.http.hosts import HostPolicy, allowed_host_entry, host_name
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import error_problems
 from tests.threaded_server import exchange, threaded_server
 
@@ -142,7 +143,7 @@ def test_a_rebinding_host_reads_nothing(path: str, send: Callable[[bytes], Answe
 
 
 def test_a_rebinding_host_is_refused_on_the_public_api_and_for_writes_too(send: Callable[[bytes], Answer]) -> None:
-    lookup = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+    lookup = PENDING_EVENT_PATH
     assert_refusal(send(request(lookup, "Host: evil.test")), 403, "host_not_allowed")
     raw = request("/__mock/reset", "Host: evil.test", "X-Mock-Admin: 1", "Content-Length: 0", method="POST")
     assert_refusal(send(raw), 403, "host_not_allowed")

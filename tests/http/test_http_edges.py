@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 EVENT_PATH = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 WINDOWS = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 500000}]}}
 

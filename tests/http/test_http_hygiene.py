@@ -11,7 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
+from mock_server.domain.operations import OPERATIONS
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT, PENDING_EVENT_PATH
 from tests.helpers import assert_error
 
 MIB = 1024 * 1024
@@ -230,7 +232,7 @@ def test_body_of_exactly_1_mib_is_read(rejected: Callable[..., httpx.Response]) 
         ("GET", "/limits"),
         ("POST", "/limits/account/0001-123456"),
         ("GET", "/event_conciliation/extraordinary_event"),
-        ("GET", "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11/extra"),
+        ("GET", f"/event_conciliation/extraordinary_event/{PENDING_EVENT}/extra"),
         ("POST", "/limits/accounts"),
     ],
 )
@@ -243,7 +245,7 @@ def test_unknown_path_is_not_found(rejected: Callable[..., httpx.Response], meth
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("GET", "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11/"),
+        ("GET", f"/event_conciliation/extraordinary_event/{PENDING_EVENT}/"),
         ("POST", "/limits/account/"),
         ("POST", "/limits/account/0001-123456/limit_update_request/"),
     ],
@@ -258,7 +260,7 @@ def test_trailing_slash_is_not_found_not_a_redirect(
 
 def _concrete(path: str) -> str:
     return (
-        path.replace("{extraordinary_event_conciliation_key}", "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11")
+        path.replace("{extraordinary_event_conciliation_key}", PENDING_EVENT)
         .replace("{account_id}", "0001-123456")
         .replace("{recipient_id}", "5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f")
     )
@@ -278,7 +280,7 @@ def test_wrong_method_on_every_public_path_is_405_with_the_spec_allow(
     specs: Specs, rejected: Callable[..., httpx.Response]
 ) -> None:
     cases = _wrong_methods(specs)
-    assert len(cases) == 7 * 4  # seven paths (one per operation), one method each
+    assert len(cases) == len(OPERATIONS) * 4  # a path per operation, one method each: four methods it refuses
 
     for method, path, allow in cases:
         response = rejected(405, "method_not_allowed", method, _concrete(path))
@@ -296,7 +298,7 @@ def test_post_on_the_event_lookup_allows_only_get(rejected: Callable[..., httpx.
         405,
         "method_not_allowed",
         "POST",
-        "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        PENDING_EVENT_PATH,
     )
 
     assert response.headers["allow"] == "GET"
@@ -341,7 +343,7 @@ def test_content_sent_to_the_event_lookup_is_ignored(
     """The lookup documents no 413/415: content on a GET has no defined semantics and is not judged."""
     response = client.request(
         "GET",
-        "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        PENDING_EVENT_PATH,
         content=content,
         headers=headers,
     )

@@ -39,10 +39,11 @@ from mock_server.http.connection import HeadHoldingTransport
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.wire.decoding import MAX_BODY_BYTES
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import assert_error
 from tests.threaded_server import SAFETY, threaded_server
 
-LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+LOOKUP = PENDING_EVENT_PATH
 LIMIT_CHANGE = "/limits/account/0001-123456/limit_update_request"
 LIMIT = LIMIT_BODY.encode()
 JSON_HEAD = "HTTP/1.1 {status}\r\ncontent-length: {length}\r\ncontent-type: application/json\r\n"

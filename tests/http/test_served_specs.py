@@ -19,6 +19,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import HTTP_METHODS, Specs, _Documents, _inlined, fast_safe_loader
 from mock_server.spec.served import BundleError, bundle_admin, external_refs
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import Response
 from tests.live_server import live_server as start_live_server
 
@@ -144,7 +145,7 @@ def test_a_port_0_server_names_its_real_port(live_server: str) -> None:
             assert servers(client.get(url)) == [live_server]
         # and what the document names answers: the lookup of the spec's own example, at the spec's own server
         document = served(client.get("/openapi.json"))
-    example = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+    example = PENDING_EVENT
     looked_up = httpx.get(f"{document['servers'][0]['url']}/event_conciliation/extraordinary_event/{example}")
     assert looked_up.status_code == 200
 

@@ -10,9 +10,10 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from mock_server.http.session_url import SESSION_KEY, SessionPrefix, split_session_path
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import assert_error
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING_KEY = PENDING_EVENT
 EVENT = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 ACCOUNT = "4444-000001"
 

@@ -10,11 +10,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.http import pipeline
-from tests.default_scenario import FULL_ACCOUNT
+from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT
 
 UPDATE = f"/limits/account/{FULL_ACCOUNT}/limit_update_request"
 EVENT = "/event_conciliation/extraordinary_event/{key}"
-PENDING_EVENT = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
 
 
 def proposal(amount: int) -> dict[str, Any]:

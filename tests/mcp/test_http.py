@@ -14,9 +14,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.domain.operations import OPERATIONS
 from mock_server.mcp.tools import tools_of
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
+from tests.default_scenario import PENDING_EVENT
 from tests.mcp.agent import documented, journey, journey_settings, mcp_client, render
 from tests.threaded_server import threaded_server
 
@@ -78,7 +80,7 @@ def test_the_official_client_lists_a_tool_per_operation_with_the_specs_schemas(s
     assert version in handshake_versions()  # the session-based revision: the client fell back to it
     by_name = {tool.name: tool for tool in tools}
     public = {op.operation_id for op in specs.public.operations.values()}
-    assert len(public) == 7 and public <= set(by_name)
+    assert public == set(OPERATIONS) and public <= set(by_name)
     admin = {op.operation_id for op in specs.admin.operations.values()} - {"mockMcpMessage", "mockMcpEnd"}
     assert len(admin - set(by_name)) <= 2
     assert set(by_name) == set(expected)
@@ -334,7 +336,7 @@ def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
             fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
             armed = await client.call_tool("mockCreateFault", {"body": fault})
             assert armed.structured_content["status"] == 201, armed.structured_content
-            key = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+            key = PENDING_EVENT
             return await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": key})
 
     result = run(agent)

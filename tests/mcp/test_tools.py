@@ -8,6 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mock_server.domain.errors import InvalidRequest
+from mock_server.domain.operations import OPERATIONS
 from mock_server.mcp.tools import BODY, MCP_PATH, SESSION, tools_of
 from mock_server.spec.openapi import Specs
 
@@ -16,7 +17,7 @@ def test_one_tool_per_operation_of_both_specs_the_mcp_endpoint_aside(specs: Spec
     tools = tools_of(specs)
     public = {op.operation_id for op in specs.public.operations.values()}
     admin = {op.operation_id for op in specs.admin.operations.values() if op.path != MCP_PATH}
-    assert len(public) == 7
+    assert public == set(OPERATIONS)
     assert set(tools) == public | admin
     assert not {op.operation_id for op in specs.admin.operations.values() if op.path == MCP_PATH} & set(tools)
 

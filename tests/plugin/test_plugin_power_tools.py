@@ -13,11 +13,12 @@ import httpx
 import pytest
 
 from mock_server.pytest_plugin import MockServerError, PixMock, VerificationFailed
+from tests.default_scenario import PENDING_EVENT
 
 pytest_plugins = ["pytester"]
 
 RECIPES = Path(__file__).resolve().parents[2] / "docs" / "from-tests.md"
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # default scenario: pending, 1500 expected, nothing paid
+PENDING = PENDING_EVENT  # default scenario: pending, 1500 expected, nothing paid
 ACCOUNT = "0001-123456"  # default scenario: registered
 LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING}"
 PROPOSAL = {"pix": {"withdraw": [{"start_time": "06:00:00-03:00", "amount": 400000}]}}

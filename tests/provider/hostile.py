@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mock_server import cli
+from mock_server import cli_serve
 from mock_server.app import create_app
 from mock_server.server import Server
 from mock_server.settings import Settings
@@ -170,7 +170,7 @@ def mock_over_mutual_tls(server_cert: Path, server_key: Path, client_ca: Path) -
     `mock-server --tls-cert ... --client-ca ... --client-cert required` serves it: a refused certificate gets
     its TLS alert (expired, unknown ca, unsupported certificate, certificate required)."""
     settings = Settings(port=0, tls_cert=server_cert, tls_key=server_key, client_ca=client_ca)
-    server = Server(create_app(settings), settings, cli.server_tls_context(settings), configure_logging=False)
+    server = Server(create_app(settings), settings, cli_serve.server_tls_context(settings), configure_logging=False)
     url = server.start(30)
     try:
         yield url

@@ -14,6 +14,7 @@ from mock_server.domain.models import CANCELED, PAID, PENDING
 from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader
 from mock_server.spec.openapi import Specs
 from mock_server.spec.resources import data_path
+from tests.default_scenario import PENDING_EVENT
 
 # A small valid scenario; each test changes one line of it. Lines are numbered from 1.
 BASE = """\
@@ -107,7 +108,7 @@ def test_base_scenario_loads(loader: ScenarioLoader) -> None:
 
     assert scenario.name == "s"
     assert scenario.description == "unit-test scenario"
-    assert sorted(scenario.events) == ["2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44", "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"]
+    assert sorted(scenario.events) == ["2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44", PENDING_EVENT]
     paid = scenario.events["2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"]
     assert (paid.status, paid.total_paid_amount, paid.total_discount_amount) == (
         PAID,
@@ -132,15 +133,15 @@ def test_shipped_default_scenario_loads(loader: ScenarioLoader) -> None:
 def test_optional_event_fields_take_their_defaults(loader: ScenarioLoader) -> None:
     text = changed("    total_discount_amount: 0\n    total_paid_amount: 0\n    status: pending_conciliation\n", "")
 
-    event = loader.load_text("s", text, "s.yaml").events["9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"]
+    event = loader.load_text("s", text, "s.yaml").events[PENDING_EVENT]
 
     assert (event.status, event.total_discount_amount, event.total_paid_amount) == (PENDING, Decimal(0), Decimal(0))
 
 
 def test_uppercase_keys_are_kept_in_lower_case(loader: ScenarioLoader) -> None:
-    text = changed("9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11", "9F1C6F0E-3C8E-4A55-9D47-0A4C2B8F6D11")
+    text = changed(PENDING_EVENT, PENDING_EVENT.upper())
 
-    assert "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11" in loader.load_text("s", text, "s.yaml").events
+    assert PENDING_EVENT in loader.load_text("s", text, "s.yaml").events
 
 
 def test_empty_file_is_an_empty_scenario(loader: ScenarioLoader) -> None:
@@ -218,9 +219,9 @@ def test_missing_required_field_points_at_its_event(loader: ScenarioLoader) -> N
         ),
         pytest.param(
             "  - extraordinary_event_conciliation_key: 2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44",
-            "  - extraordinary_event_conciliation_key: 9F1C6F0E-3C8E-4A55-9D47-0A4C2B8F6D11",
+            f"  - extraordinary_event_conciliation_key: {PENDING_EVENT.upper()}",
             "events[1].extraordinary_event_conciliation_key",
-            "event key 9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11 appears more than once",
+            f"event key {PENDING_EVENT} appears more than once",
             "9F1C6F0E",
             id="duplicate-event-key",
         ),
@@ -586,7 +587,7 @@ def _instalments(count: int) -> list[dict[str, str]]:
 
 def _scenario_with_instalments(count: int) -> dict[str, object]:
     event = {
-        "extraordinary_event_conciliation_key": "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11",
+        "extraordinary_event_conciliation_key": PENDING_EVENT,
         "security_key": "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
         "investment_key": "6a2f8c14-5b3d-4e7a-8f9c-1d0e2b4a6c83",
         "amortization_type": "early_amortization",

@@ -18,6 +18,7 @@ from mock_server.scenarios.state_file import SNIFFED_BYTES, read_state_file
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.state.bounds import Bounds
+from tests.default_scenario import PENDING_EVENT
 
 WINDOWS = [{"start_time": "06:00:00-03:00", "amount": 500000}]
 
@@ -37,7 +38,7 @@ def written(specs: Specs, tmp_path_factory: pytest.TempPathFactory) -> str:
         assert http.post("/limits/account", json=body, headers={"X-Mock-Session": "second"}).status_code == 201
         assert (
             http.post(
-                "/__mock/events/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11/schedule",
+                f"/__mock/events/{PENDING_EVENT}/schedule",
                 json={"action": "cancel", "after_lookups": 2},
                 headers={"X-Mock-Session": "second"},
             ).status_code

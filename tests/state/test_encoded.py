@@ -10,9 +10,10 @@ from mock_server.domain import events as event_rules
 from mock_server.domain.conversions import event_to_public
 from mock_server.domain.models import Event, Installment
 from mock_server.state.encoded import EncodedEvents
+from tests.default_scenario import PENDING_EVENT
 
 
-def an_event(key: str = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11") -> Event:
+def an_event(key: str = PENDING_EVENT) -> Event:
     return Event(
         key,
         "3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",

@@ -13,8 +13,9 @@ from mock_server.domain.models import ScheduledTransition
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.spec.openapi import Specs
 from mock_server.state.schedules import APPLIED, FAILED, PENDING, Schedules, plan_from_json, plan_problems, plan_to_json
+from tests.default_scenario import PENDING_EVENT
 
-KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+KEY = PENDING_EVENT
 OTHER = "2a7d4c1e-8b3f-4e6a-9c5d-3f0b7e2a9c44"
 T0 = datetime(2026, 11, 21, 13, 0, tzinfo=UTC)
 

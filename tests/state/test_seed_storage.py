@@ -17,6 +17,7 @@ from mock_server.domain.models import CANCELED, PAID, PENDING, Event, Installmen
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.spec.openapi import load_specs
 from mock_server.state.seed_storage import SeedBuilder, SeedEvents
+from tests.default_scenario import PENDING_EVENT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -29,7 +30,7 @@ def exact(event: Event) -> tuple[object, ...]:
     return (*fields, *(str(a) for a in amounts), *(a.as_tuple() for a in amounts))
 
 
-def an_event(key: str = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11", **changes: object) -> Event:
+def an_event(key: str = PENDING_EVENT, **changes: object) -> Event:
     event = Event(
         key=key,
         security_key="3d9b1a52-7c4e-4f0a-9b8d-2e6f1c5a7b90",
@@ -119,7 +120,7 @@ def _reads_back_exactly(given_events: list[Event]) -> None:
         assert exact(seed.get(e.key)) == exact(e)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("key", ["NOT-A-UUID", "9F1C6F0E-3C8E-4A55-9D47-0A4C2B8F6D11", "ção", "x" * 70000])
+@pytest.mark.parametrize("key", ["NOT-A-UUID", PENDING_EVENT.upper(), "ção", "x" * 70000])
 def test_any_key_text_is_found_by_that_text_only(key: str) -> None:
     odd = an_event(key=key)
     seed = SeedEvents([odd, an_event()])
