@@ -27,6 +27,9 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+
     from starlette.applications import Starlette
 
     from mock_server.http.handling import ServerContext
@@ -334,6 +337,13 @@ def _record_options(parser: argparse.ArgumentParser) -> None:
         default=environment.default("keep_identifiers", False),
         help="write CPF and CNPJ numbers and account ids as the target showed them (no pseudonyms)",
     )
+    group.add_argument(
+        "--force",
+        action="store_true",
+        default=environment.default("force", False),
+        help="replace an existing --out file (without it, an existing file is a usage error: nothing is overwritten "
+        "by surprise)",
+    )
 
 
 def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RecordOptions:
@@ -347,9 +357,24 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if out.suffix not in (".yaml", ".yml") or not out.stem:
         parser.error(f"argument --out: {str(out)!r} is not NAME.yaml or NAME.yml (a scenario file is named so)")
     for flag, path in (("--out", out), ("--pseudonym-map", args.pseudonym_map)):
-        directory = path.parent if path is not None else None
-        if directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK)):
-            parser.error(f"argument {flag}: the directory {str(directory)!r} does not exist or cannot be written")
+        unwritable = _unwritable_directory(path.parent) if path is not None else None
+        if path is not None and unwritable is not None:
+            parser.error(f"argument {flag}: the directory {str(path.parent)!r} {unwritable}")
+    pseudonym_map: Path | None = args.pseudonym_map
+    if pseudonym_map is not None:
+        # The map holds every original: written over the recording (or as a scenario beside it), it would be the
+        # file a team commits.
+        if pseudonym_map.suffix.lower() in (".yaml", ".yml"):
+            parser.error(
+                f"argument --pseudonym-map: {str(pseudonym_map)!r} ends in {pseudonym_map.suffix}: the map of "
+                "originals must not read as a scenario file (name it NAME.json)"
+            )
+        if os.path.realpath(pseudonym_map) == os.path.realpath(out):
+            parser.error(f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it")
+    if out.exists():
+        if not args.force:
+            parser.error(f"argument --out: {str(out)!r} exists: give --force to replace it, or another file")
+        print(f"mock-server record: --force: the recording will replace {out}", file=sys.stderr, flush=True)
     key = args.pseudonym_key
     if key is not None and not key.strip():
         parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
@@ -358,6 +383,21 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return RecordOptions(
         out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
     )
+
+
+def _unwritable_directory(directory: Path) -> str | None:
+    """Why a recording's file cannot be made in `directory`, in words (None: it can)."""
+    import errno
+
+    if not directory.is_dir():
+        return "does not exist"
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return f"cannot be written: {os.strerror(errno.EROFS if read_only else errno.EACCES).lower()}"
 
 
 def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> int:
@@ -792,8 +832,9 @@ def _serve(settings: Settings) -> int:
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
     recorder = app.state.server.recorder
+    not_written: list[str] = []  # record mode: why the recording is not where asked (exit 1)
     if recorder is not None:
-        on_shutdown = _writing_recording(app.state.server, on_shutdown)
+        on_shutdown = _writing_recording(app.state.server, on_shutdown, not_written)
     state_file: StateFile | None = app.state.state_file
     state_writes: list[asyncio.Task[None]] = []
 
@@ -820,27 +861,57 @@ def _serve(settings: Settings) -> int:
     if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM
         recorder.on_stop = server.stop
     try:
-        server.run()
+        with _exit_1_when_not_written(recorder is not None, not_written):
+            server.run()
     except KeyboardInterrupt:
-        return 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
-    if server.interrupted:
-        return 0
+        return 1 if not_written else 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
+    if server.interrupted or not_written:
+        return 1 if not_written else 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
 
 
-def _writing_recording(server: ServerContext, then: Callable[[], None] | None) -> Callable[[], None]:
+@contextlib.contextmanager
+def _exit_1_when_not_written(recording: bool, not_written: list[str]) -> Iterator[None]:
+    """Record mode: uvicorn raises SIGTERM again once stopped, which would end the process by the signal even when
+    the recording could not be written where asked; then the command exits 1 instead (SystemExit from the handler
+    uvicorn restores and calls). Written, the signal ends the process as before."""
+    import signal
+    import threading
+
+    if not recording or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if not_written:
+            raise SystemExit(1)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _writing_recording(
+    server: ServerContext, then: Callable[[], None] | None, not_written: list[str]
+) -> Callable[[], None]:
     """What the server does once stopped in record mode: the file written (unless a stop wrote it), said, then
-    `then`."""
+    `then`. A file not written where asked is kept elsewhere and said on stderr (admin/recording.finish_at_exit);
+    `not_written` gets those lines, and the command exits 1."""
 
     def finish_recording() -> None:
-        from mock_server.admin.recording import finish, said
+        from mock_server.admin.recording import finish_at_exit
 
-        try:
-            for line in said(finish(server)):
-                print(line, flush=True)
-        except OSError as exc:
-            print(f"mock-server record: cannot write the recording: {exc}", file=sys.stderr, flush=True)
+        written, errors = finish_at_exit(server)
+        for line in written:
+            print(line, flush=True)
+        for line in errors:
+            print(line, file=sys.stderr, flush=True)
+        not_written.extend(errors)
         if then is not None:
             then()
 
