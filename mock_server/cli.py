@@ -370,7 +370,9 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
                 "originals must not read as a scenario file (name it NAME.json)"
             )
         if os.path.realpath(pseudonym_map) == os.path.realpath(out):
-            parser.error(f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it")
+            parser.error(
+                f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it"
+            )
     if out.exists():
         if not args.force:
             parser.error(f"argument --out: {str(out)!r} exists: give --force to replace it, or another file")

@@ -17,6 +17,7 @@ from mock_server.domain.errors import ApiError
 # other (a target's recipient id, say) is only counted as missing.
 _FIELD_NAME = re.compile(r"[a-z][a-z_]{0,63}")
 LONGEST_SHOWN_ID = 64  # characters: a longer account id (a request may send any) is said by its length
+UNKNOWN_FIELD = "is not a known field"  # the scenario checks' message for a key the interface does not name
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
 
 
@@ -126,7 +127,7 @@ def field_path(path: Sequence[str | int]) -> str:
 def problem_words(message: str) -> str:
     """A scenario check's message without the value it quotes: `must be a string (got 5)` -> `must be a string`,
     `'x' is not one of a, b` -> `must be one of a, b` (the allowed values are the interface's)."""
-    if message.startswith("is not a known field"):
+    if message.startswith(UNKNOWN_FIELD):
         return "is not a field of the interface"
     if message.startswith("must "):
         return re.split(r" \(got |; ", message, maxsplit=1)[0]
