@@ -373,6 +373,8 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             parser.error(
                 f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it"
             )
+    if out.is_dir():
+        parser.error(f"argument --out: {str(out)!r} is a directory: name the scenario file to write in it")
     if out.exists():
         if not args.force:
             parser.error(f"argument --out: {str(out)!r} exists: give --force to replace it, or another file")

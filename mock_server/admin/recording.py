@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mock_server.domain.errors import NotRecording, RecordingNotWritten
+from mock_server.domain.recording_notes import problem_words
 from mock_server.domain.words import counted
 from mock_server.http.handling import Call, Handler, Reply, ServerContext
 from mock_server.http.record import WRITTEN_SESSION as WRITTEN
@@ -124,9 +125,9 @@ def _checked(recorded: RecordedDocument, loader: ScenarioLoader) -> list[str]:
             where = problem.path
             if len(where) >= 2 and where[0] in dropped and isinstance(where[1], int):
                 dropped[str(where[0])].add(where[1])
-                notes.append(f"{problem.field}: not written: {problem.message}")
+                notes.append(f"{problem.field}: not written: {problem_words(problem.message)}")
         if not any(dropped.values()):
-            notes += [f"{p.field}: {p.message}" for p in problems]
+            notes += [f"{p.field}: {problem_words(p.message)}" for p in problems]
             break
         for part, indexes in dropped.items():
             if part == "accounts":

@@ -17,6 +17,8 @@ from mock_server.domain.errors import ApiError
 # other (a target's recipient id, say) is only counted as missing.
 _FIELD_NAME = re.compile(r"[a-z][a-z_]{0,63}")
 LONGEST_SHOWN_ID = 64  # characters: a longer account id (a request may send any) is said by its length
+# The scenario checks' rules that follow the value they quote (`1.234 has more than two decimal places`).
+_VALUE_FREE_RULES = re.compile(r"has more than two decimal places|appears more than once|is more than [a-z_]+")
 UNKNOWN_FIELD = "is not a known field"  # the scenario checks' message for a key the interface does not name
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
 
@@ -129,12 +131,13 @@ def problem_words(message: str) -> str:
     `'x' is not one of a, b` -> `must be one of a, b` (the allowed values are the interface's)."""
     if message.startswith(UNKNOWN_FIELD):
         return "is not a field of the interface"
-    if message.startswith("must "):
+    if message.startswith(("must ", "is required")):
         return re.split(r" \(got |; ", message, maxsplit=1)[0]
     _, one_of, allowed = message.rpartition(" is not one of ")
     if one_of:
         return f"must be one of {allowed}"
-    return "holds a value the interface does not allow"
+    rule = _VALUE_FREE_RULES.search(message)
+    return rule.group(0) if rule else "holds a value the interface does not allow"
 
 
 def account_shown(account_id: str, pseudonym: Callable[[str], str] | None) -> str:

@@ -126,3 +126,14 @@ def test_a_read_only_file_system_is_said_so(
     assert said.endswith("argument --out: the directory 'recorded' cannot be written: read-only file system")
     monkeypatch.setattr(os, "statvfs", real_statvfs)
     assert usage_error(capsys, *RECORD).endswith("the directory 'recorded' cannot be written: permission denied")
+
+
+def test_an_out_that_is_a_directory_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "recorded" / "sandbox.yaml").mkdir(parents=True)
+    said = usage_error(capsys, *RECORD, "--force")
+    assert said.endswith(
+        "argument --out: 'recorded/sandbox.yaml' is a directory: name the scenario file to write in it"
+    )

@@ -59,6 +59,10 @@ def test_where_two_answers_part_is_an_offset_and_a_path_never_their_bytes() -> N
         ("is not a known field", "is not a field of the interface"),
         ("must have at most 1000 items (it has 1001)", "must have at most 1000 items (it has 1001)"),
         ("does not satisfy `x` (got '52998224725')", "holds a value the interface does not allow"),
+        ("1500.123 has more than two decimal places", "has more than two decimal places"),
+        ("12 is more than total_expected_amount 10", "is more than total_expected_amount"),
+        ("account_id 6383-463288 appears more than once", "appears more than once"),
+        ("is required (a date) when status is paid", "is required (a date) when status is paid"),
     ],
 )
 def test_a_problem_is_said_without_the_value_it_quotes(message: str, words: str) -> None:
