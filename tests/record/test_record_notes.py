@@ -233,3 +233,47 @@ def test_a_recording_that_cannot_be_written_at_exit_is_kept_elsewhere_and_said(t
     assert WITH_A_CPF in kept.read_text()
     assert printed[0] == f"mock-server record: wrote {kept} (scenario sandbox: 1 event, 0 accounts)"
     assert map_file.exists()  # written where asked: only the file that could not be is elsewhere
+    shown = page_section("When the file cannot be written")[0].strip().splitlines()
+    assert errors == [
+        line.replace("recorded/sandbox.yaml", str(out)).replace("/tmp/mock-server-record-k1v2x3y4", str(kept.parent))
+        for line in shown
+    ]
+
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "recording.md"
+
+
+def page_section(heading: str) -> list[str]:
+    """The ```text blocks of docs/recording.md's section `## heading`."""
+    import re
+
+    page = PAGE.read_text(encoding="utf-8")
+    section = page.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```text\n(.*?)```", section, flags=re.S)
+
+
+def test_the_pages_notes_are_what_the_recorder_says(tmp_path: Path, specs: Specs) -> None:
+    """docs/recording.md's "What the recorder says": the stop's answer and stdout, replayed (paths aside)."""
+    (tmp_path / "recorded").mkdir()
+    out, map_file = tmp_path / "recorded" / "sandbox.yaml", tmp_path / "sandbox-names.json"
+    with serve(PROVIDER) as url:
+        options = RecordOptions(out, url, b"team secret", map_file)
+        with TestClient(create_app(Settings(shadow=url, recording=options), specs), headers=ADMIN_HEADERS) as client:
+            for key in (WITH_A_CPF, CUT):
+                assert client.get(f"/event_conciliation/extraordinary_event/{key}").status_code == 200
+            windows = {"pix": {"transaction": [{"start_time": "06:00:00-03:00", "amount": 50000}]}}
+            registration = {"account_id": "0003-777777", "registration_date": EVENT_DATE, "limit": windows}
+            assert client.post("/limits/account", json=registration).status_code == 201
+            base = "/limits/account/0003-777777/recipient_list"
+            assert client.post(base, json={"limit": windows}).status_code == 201
+            assert client.post(f"{base}/recipient", json={"document_number": CPF}).status_code == 201
+            stopped = client.post("/__mock/record/stop", headers=ADMIN_HEADERS)
+    answer, printed = page_section("What the recorder says")
+    command, shown_answer = answer.strip().splitlines()
+    assert command == "$ curl -s -X POST http://127.0.0.1:8000/__mock/record/stop -H 'X-Mock-Admin: 1'"
+
+    def shown(text: str) -> str:
+        return text.replace(f"{tmp_path}/", "")
+
+    assert shown(stopped.text) == shown_answer
+    assert [shown(line) for line in said(stopped.json())] == printed.strip().splitlines()
