@@ -97,7 +97,12 @@ def test_an_existing_out_file_is_kept_unless_force_is_given(
     (tmp_path / "recorded").mkdir()
     (tmp_path / "recorded" / "sandbox.yaml").write_text("kept")
     served: list[Any] = []  # no server started: the options are what is tested
-    monkeypatch.setattr(cli, "serve", lambda settings: served.append(settings) or 0)
+
+    def serve(settings: Any) -> int:
+        served.append(settings)
+        return 0
+
+    monkeypatch.setattr(cli, "serve", serve)
     said = usage_error(capsys, *RECORD)
     assert said.endswith("argument --out: 'recorded/sandbox.yaml' exists: give --force to replace it, or another file")
     assert cli.main([*RECORD, "--force"]) == 0

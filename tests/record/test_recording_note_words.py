@@ -98,3 +98,13 @@ def test_an_account_is_named_by_its_pseudonym_and_a_long_id_by_its_length() -> N
     assert account_shown("4321-000111", lambda original: "6383-463288") == "6383-463288"
     assert account_shown("4321-000111", None) == "4321-000111"  # --keep-identifiers: the originals were asked for
     assert account_shown("9" * 65, lambda original: original) == "an account id of 65 characters"
+
+
+def test_a_file_not_written_is_said_as_the_system_says_it() -> None:
+    import errno
+    import os
+
+    from mock_server.admin.recording import os_error_words
+
+    assert os_error_words(OSError(errno.EROFS, os.strerror(errno.EROFS), "x")) == "read-only file system"
+    assert os_error_words(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "x")) == "no space left on device"
