@@ -24,6 +24,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.state.recording import RecordOptions
+from tests.default_scenario import PENDING_EVENT_BODY
 from tests.helpers import ADMIN_HEADERS
 from tests.planted_defects import serve
 from tests.record.reference import CPF, FIRST, layouts
@@ -35,25 +36,17 @@ EVENT_DATE = "2026-11-21T10:00:00.000-03:00"
 
 
 def event(key: str, installments: int = 1, **fields: Any) -> dict[str, Any]:
+    """The default scenario's pending event under `key`, with `installments` instalments; `fields` first."""
+    instalment = PENDING_EVENT_BODY["event_conciliation_list"][0]
     return {
         **fields,
+        **PENDING_EVENT_BODY,
         "extraordinary_event_conciliation_key": key,
-        "security_key": "3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-        "investment_key": "4b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e",
-        "amortization_type": "early_amortization",
-        "total_expected_amount": 1500,
-        "total_discount_amount": 0,
-        "total_paid_amount": 0,
-        "status": "pending_conciliation",
-        "reference_date": "2026-11-01",
-        "due_date": "2026-11-30",
-        "paid_at": None,
         "event_conciliation_list": [
             {
+                **instalment,
                 "event_conciliation_key": f"5c3d4e5f-6a7b-4c8d-8e9f-{i:012x}",
                 "installment_key": f"6d4e5f6a-7b8c-4d9e-9f0a-{i:012x}",
-                "event_conciliation_status": "pending_conciliation",
-                "event_conciliation_type": "extraordinary_event",
             }
             for i in range(installments)
         ],
