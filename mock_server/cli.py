@@ -373,17 +373,17 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             parser.error(
                 f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it"
             )
+    key = args.pseudonym_key
+    if key is not None and not key.strip():
+        parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
+    if args.keep_identifiers and (key is not None or args.pseudonym_map is not None):
+        parser.error("argument --keep-identifiers keeps the originals: --pseudonym-key and --pseudonym-map have no use")
     if out.is_dir():
         parser.error(f"argument --out: {str(out)!r} is a directory: name the scenario file to write in it")
     if out.exists():
         if not args.force:
             parser.error(f"argument --out: {str(out)!r} exists: give --force to replace it, or another file")
         print(f"mock-server record: --force: the recording will replace {out}", file=sys.stderr, flush=True)
-    key = args.pseudonym_key
-    if key is not None and not key.strip():
-        parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
-    if args.keep_identifiers and (key is not None or args.pseudonym_map is not None):
-        parser.error("argument --keep-identifiers keeps the originals: --pseudonym-key and --pseudonym-map have no use")
     return RecordOptions(
         out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
     )
@@ -869,8 +869,10 @@ def _serve(settings: Settings) -> int:
             server.run()
     except KeyboardInterrupt:
         return 1 if not_written else 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
-    if server.interrupted or not_written:
-        return 1 if not_written else 0
+    if not_written:
+        return 1
+    if server.interrupted:
+        return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
 
