@@ -18,7 +18,7 @@ import os
 import re
 import ssl
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,12 +27,8 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from types import FrameType
-
     from starlette.applications import Starlette
 
-    from mock_server.http.handling import ServerContext
     from mock_server.state.persistence import StateFile
 
 from mock_server import __version__, environment
@@ -43,6 +39,7 @@ from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
+from mock_server.record_command import exit_1_when_not_written, unwritable_directory, writing_recording
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.server import Server
 from mock_server.settings import Settings
@@ -357,7 +354,7 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if out.suffix not in (".yaml", ".yml") or not out.stem:
         parser.error(f"argument --out: {str(out)!r} is not NAME.yaml or NAME.yml (a scenario file is named so)")
     for flag, path in (("--out", out), ("--pseudonym-map", args.pseudonym_map)):
-        unwritable = _unwritable_directory(path.parent) if path is not None else None
+        unwritable = unwritable_directory(path.parent) if path is not None else None
         if path is not None and unwritable is not None:
             parser.error(f"argument {flag}: the directory {str(path.parent)!r} {unwritable}")
     pseudonym_map: Path | None = args.pseudonym_map
@@ -387,21 +384,6 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return RecordOptions(
         out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
     )
-
-
-def _unwritable_directory(directory: Path) -> str | None:
-    """Why a recording's file cannot be made in `directory`, in words (None: it can)."""
-    import errno
-
-    if not directory.is_dir():
-        return "does not exist"
-    if os.access(directory, os.W_OK | os.X_OK):
-        return None
-    try:
-        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except OSError:
-        read_only = False
-    return f"cannot be written: {os.strerror(errno.EROFS if read_only else errno.EACCES).lower()}"
 
 
 def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> int:
@@ -838,7 +820,7 @@ def _serve(settings: Settings) -> int:
     recorder = app.state.server.recorder
     not_written: list[str] = []  # record mode: why the recording is not where asked (exit 1)
     if recorder is not None:
-        on_shutdown = _writing_recording(app.state.server, on_shutdown, not_written)
+        on_shutdown = writing_recording(app.state.server, on_shutdown, not_written)
     state_file: StateFile | None = app.state.state_file
     state_writes: list[asyncio.Task[None]] = []
 
@@ -865,7 +847,7 @@ def _serve(settings: Settings) -> int:
     if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM
         recorder.on_stop = server.stop
     try:
-        with _exit_1_when_not_written(recorder is not None, not_written):
+        with exit_1_when_not_written(recorder is not None, not_written):
             server.run()
     except KeyboardInterrupt:
         return 1 if not_written else 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
@@ -875,53 +857,6 @@ def _serve(settings: Settings) -> int:
         return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
-
-
-@contextlib.contextmanager
-def _exit_1_when_not_written(recording: bool, not_written: list[str]) -> Iterator[None]:
-    """Record mode: uvicorn raises SIGTERM again once stopped, which would end the process by the signal even when
-    the recording could not be written where asked; then the command exits 1 instead (SystemExit from the handler
-    uvicorn restores and calls). Written, the signal ends the process as before."""
-    import signal
-    import threading
-
-    if not recording or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        if not_written:
-            raise SystemExit(1)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.raise_signal(signal.SIGTERM)
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _writing_recording(
-    server: ServerContext, then: Callable[[], None] | None, not_written: list[str]
-) -> Callable[[], None]:
-    """What the server does once stopped in record mode: the file written (unless a stop wrote it), said, then
-    `then`. A file not written where asked is kept elsewhere and said on stderr (admin/recording.finish_at_exit);
-    `not_written` gets those lines, and the command exits 1."""
-
-    def finish_recording() -> None:
-        from mock_server.admin.recording import finish_at_exit
-
-        written, errors = finish_at_exit(server)
-        for line in written:
-            print(line, flush=True)
-        for line in errors:
-            print(line, file=sys.stderr, flush=True)
-        not_written.extend(errors)
-        if then is not None:
-            then()
-
-    return finish_recording
 
 
 def write_coverage_report(coverage: Coverage, path: Path) -> None:
