@@ -167,7 +167,7 @@ def _build(settings: Settings, specs: Specs | None, turn_observers: tuple[TurnOb
     if recording is not None:
         from mock_server.http.record import Recorder
 
-        recorder = Recorder(recording)
+        recorder = Recorder(recording, loader)
     server = ServerContext(
         specs,
         settings,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from mock_server.domain.clock import parse_instant
 from mock_server.domain.documents import bare_cnpj
 from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.tls import CLIENT_CERT_MODES
+from mock_server.record_command import unwritable_directory
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds, ConnectionLimits, parse_size
 from mock_server.state.recording import RecordOptions
@@ -303,6 +305,13 @@ def _record_options(parser: argparse.ArgumentParser) -> None:
         default=environment.default("keep_identifiers", False),
         help="write CPF and CNPJ numbers and account ids as the target showed them (no pseudonyms)",
     )
+    group.add_argument(
+        "--force",
+        action="store_true",
+        default=environment.default("force", False),
+        help="replace an existing --out file (without it, an existing file is a usage error: nothing is overwritten "
+        "by surprise)",
+    )
 
 
 def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RecordOptions:
@@ -316,14 +325,33 @@ def _check_record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if out.suffix not in (".yaml", ".yml") or not out.stem:
         parser.error(f"argument --out: {str(out)!r} is not NAME.yaml or NAME.yml (a scenario file is named so)")
     for flag, path in (("--out", out), ("--pseudonym-map", args.pseudonym_map)):
-        directory = path.parent if path is not None else None
-        if directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK)):
-            parser.error(f"argument {flag}: the directory {str(directory)!r} does not exist or cannot be written")
+        unwritable = unwritable_directory(path.parent) if path is not None else None
+        if path is not None and unwritable is not None:
+            parser.error(f"argument {flag}: the directory {str(path.parent)!r} {unwritable}")
+    pseudonym_map: Path | None = args.pseudonym_map
+    if pseudonym_map is not None:
+        # The map holds every original: written over the recording (or as a scenario beside it), it would be the
+        # file a team commits.
+        if pseudonym_map.suffix.lower() in (".yaml", ".yml"):
+            parser.error(
+                f"argument --pseudonym-map: {str(pseudonym_map)!r} ends in {pseudonym_map.suffix}: the map of "
+                "originals must not read as a scenario file (name it NAME.json)"
+            )
+        if os.path.realpath(pseudonym_map) == os.path.realpath(out):
+            parser.error(
+                f"argument --pseudonym-map: {str(pseudonym_map)!r} is the --out file: the map would replace it"
+            )
     key = args.pseudonym_key
     if key is not None and not key.strip():
         parser.error("argument --pseudonym-key (or MOCK_SERVER_PSEUDONYM_KEY) is empty: give a key, or unset it")
     if args.keep_identifiers and (key is not None or args.pseudonym_map is not None):
         parser.error("argument --keep-identifiers keeps the originals: --pseudonym-key and --pseudonym-map have no use")
+    if out.is_dir():
+        parser.error(f"argument --out: {str(out)!r} is a directory: name the scenario file to write in it")
+    if out.exists():
+        if not args.force:
+            parser.error(f"argument --out: {str(out)!r} exists: give --force to replace it, or another file")
+        print(f"mock-server record: --force: the recording will replace {out}", file=sys.stderr, flush=True)
     return RecordOptions(
         out, args.target.rstrip("/"), key.encode("utf-8") if key else None, args.pseudonym_map, args.keep_identifiers
     )

@@ -11,7 +11,6 @@ import json
 import logging
 import ssl
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,13 +19,13 @@ from starlette.types import ASGIApp
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from mock_server.http.handling import ServerContext
     from mock_server.state.persistence import StateFile, StateFileLock
 
 from mock_server.domain.errors import ScenarioNotFound
 from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.tls import TlsSetupError, server_context
+from mock_server.record_command import exit_1_when_not_written, writing_recording
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.server import Server, port_in_use
 from mock_server.settings import Settings
@@ -152,8 +151,9 @@ def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
     coverage = app.state.coverage
     on_shutdown = (lambda: write_coverage_report(coverage, report)) if report else None
     recorder = app.state.server.recorder
+    not_written: list[str] = []  # record mode: why the recording is not where asked (exit 1)
     if recorder is not None:
-        on_shutdown = _writing_recording(app.state.server, on_shutdown)
+        on_shutdown = writing_recording(app.state.server, on_shutdown, not_written)
     state_file: StateFile | None = app.state.state_file
     if state_file is not None:
         state_file.lock = lock  # a lock file removed or replaced while it runs stops the writes (health says so)
@@ -182,31 +182,16 @@ def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
     if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM
         recorder.on_stop = server.stop
     try:
-        server.run()
+        with exit_1_when_not_written(recorder is not None, not_written):
+            server.run()
     except KeyboardInterrupt:
-        return 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
+        return 1 if not_written else 0  # Ctrl-C: stopped as asked, gracefully (handle_exit)
+    if not_written:
+        return 1
     if server.interrupted:
         return 0
     # uvicorn itself exits 3 (sys.exit) when it cannot bind the port.
     return 0 if server.started else 1
-
-
-def _writing_recording(server: ServerContext, then: Callable[[], None] | None) -> Callable[[], None]:
-    """What the server does once stopped in record mode: the file written (unless a stop wrote it), said, then
-    `then`."""
-
-    def finish_recording() -> None:
-        from mock_server.admin.recording import finish, said
-
-        try:
-            for line in said(finish(server)):
-                print(line, flush=True)
-        except OSError as exc:
-            print(f"mock-server record: cannot write the recording: {exc}", file=sys.stderr, flush=True)
-        if then is not None:
-            then()
-
-    return finish_recording
 
 
 def write_coverage_report(coverage: Coverage, path: Path) -> None:

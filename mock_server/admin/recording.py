@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import json
-import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from mock_server.domain.errors import NotRecording, RecordingNotWritten
-from mock_server.domain.pseudonyms import KEY_BYTES, Pseudonymizer
+from mock_server.domain.recording_notes import problem_words
 from mock_server.domain.words import counted
 from mock_server.http.handling import Call, Handler, Reply, ServerContext
 from mock_server.http.record import WRITTEN_SESSION as WRITTEN
+from mock_server.http.record import Recorder
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.state.export import yaml_text
 from mock_server.state.recording import RecordedDocument, SessionRecord, recorded_document, write_atomically
@@ -19,28 +21,84 @@ from mock_server.state.recording import RecordedDocument, SessionRecord, recorde
 
 def finish(server: ServerContext) -> dict[str, Any]:
     """Write the recording's file (once; later calls answer what was written) and say what it holds. Raises
-    NotRecording without record mode, OSError when a file cannot be written."""
+    NotRecording without record mode, RecordingNotWritten when a file cannot be written (nothing is lost: the
+    recording goes on, and a later stop writes it again)."""
+    recorder = _recorder(server)
+    if recorder.stopped is not None:
+        return recorder.stopped
+    summary, files = _rendered(server, recorder)
+    for path, text, private in files:
+        try:
+            write_atomically(path, text, private)
+        except OSError as exc:
+            raise RecordingNotWritten(
+                f"The recording could not be written to {path}: {os_error_words(exc)}; nothing is lost, the "
+                "recording goes on: make the file writable and stop again."
+            ) from None
+    recorder.stopped = summary
+    return summary
+
+
+def finish_at_exit(server: ServerContext) -> tuple[list[str], list[str]]:
+    """The end of a recording as the server stops: the file written (unless a stop wrote it), and the lines for
+    stdout and for stderr. A file that cannot be written where asked (a directory in its place, its folder gone,
+    a full disk) is written into a new folder of the temporary directory, under its own name, and stderr says so:
+    the session is not lost. Lines for stderr mean the command exits 1."""
+    recorder = _recorder(server)
+    if recorder.stopped is not None:
+        return said(recorder.stopped), []
+    summary, files = _rendered(server, recorder)
+    errors: list[str] = []
+    elsewhere: Path | None = None
+    for path, text, private in files:
+        try:
+            write_atomically(path, text, private)
+            continue
+        except OSError as exc:
+            errors.append(f"mock-server record: cannot write {path}: {os_error_words(exc)}")
+        try:
+            elsewhere = elsewhere or Path(tempfile.mkdtemp(prefix="mock-server-record-"))
+            kept = elsewhere / path.name
+            write_atomically(kept, text, private)
+        except OSError as exc:
+            errors.append(f"mock-server record: nor in the temporary directory ({os_error_words(exc)}): it is lost")
+            continue
+        errors.append(f"mock-server record: kept in {kept} instead: move it to {path}")
+        key = "file" if path == recorder.options.out else "pseudonym_map"
+        summary[key] = str(kept)
+    recorder.stopped = summary
+    return said(summary), errors
+
+
+def os_error_words(exc: OSError) -> str:
+    """Why a file could not be written, as the system says it (`read-only file system`, not a bare errno)."""
+    words = exc.strerror or str(exc)
+    return words[:1].lower() + words[1:]
+
+
+def _recorder(server: ServerContext) -> Recorder:
     recorder = server.recorder
     if recorder is None:
         raise NotRecording("This server is not recording: start it with mock-server record --target URL --out FILE.")
-    if recorder.stopped is not None:
-        return recorder.stopped
+    return recorder
+
+
+def _rendered(server: ServerContext, recorder: Recorder) -> tuple[dict[str, Any], list[tuple[Path, str, bool]]]:
+    """What the stop answers, and the files to write (path, text, private), from the session as it is."""
     options = recorder.options
     session = server.sessions.peek(WRITTEN)
     events, accounts = session.store.snapshot() if session is not None else ([], [])
     record = recorder.records.get(WRITTEN) or SessionRecord()
-    pseudonyms = None
-    if not options.keep_identifiers:
-        pseudonyms = Pseudonymizer(options.pseudonym_key or os.urandom(KEY_BYTES))
+    pseudonyms = recorder.pseudonyms
     description = session.scenario.description if session is not None else f"recorded from {options.target}"
     recorded = recorded_document(description, list(events), accounts, record.registered, pseudonyms)
-    notes = recorded.notes + _checked(recorded, ScenarioLoader.from_specs(server.specs)) + record.skipped
-    write_atomically(options.out, yaml_text(recorded.document))
+    loader = recorder.loader or ScenarioLoader.from_specs(server.specs)
+    notes = recorded.notes + _checked(recorded, loader) + record.skipped
+    files = [(options.out, yaml_text(recorded.document), False)]
     if options.pseudonym_map is not None and pseudonyms is not None:
-        text = json.dumps(pseudonyms.mapping, indent=2, ensure_ascii=False) + "\n"
-        write_atomically(options.pseudonym_map, text, private=True)
+        files.append((options.pseudonym_map, json.dumps(pseudonyms.mapping, indent=2, ensure_ascii=False) + "\n", True))
     written = {e["extraordinary_event_conciliation_key"] for e in recorded.document["events"]}
-    recorder.stopped = {
+    summary = {
         "file": str(options.out),
         "scenario": options.name,
         "events": len(recorded.document["events"]),
@@ -50,7 +108,7 @@ def finish(server: ServerContext) -> dict[str, Any]:
         "unreproduced_events": [{"key": k, "why": why} for k, why in record.unreproduced.items() if k in written],
         "notes": notes,
     }
-    return recorder.stopped
+    return summary, files
 
 
 def _checked(recorded: RecordedDocument, loader: ScenarioLoader) -> list[str]:
@@ -67,9 +125,9 @@ def _checked(recorded: RecordedDocument, loader: ScenarioLoader) -> list[str]:
             where = problem.path
             if len(where) >= 2 and where[0] in dropped and isinstance(where[1], int):
                 dropped[str(where[0])].add(where[1])
-                notes.append(f"{problem.field}: not written: {problem.message}")
+                notes.append(f"{problem.field}: not written: {problem_words(problem.message)}")
         if not any(dropped.values()):
-            notes += [f"{p.field}: {p.message}" for p in problems]
+            notes += [f"{p.field}: {problem_words(p.message)}" for p in problems]
             break
         for part, indexes in dropped.items():
             if part == "accounts":
@@ -101,10 +159,7 @@ def said(summary: dict[str, Any]) -> list[str]:
 
 async def stop_recording(call: Call) -> Reply:
     recorder = call.server.recorder
-    try:
-        summary = finish(call.server)
-    except OSError as exc:
-        raise RecordingNotWritten(f"The recording could not be written: {exc}.") from None
+    summary = finish(call.server)
     if recorder is not None and recorder.on_stop is not None:
         recorder.on_stop()
     return Reply(200, summary)

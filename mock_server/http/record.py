@@ -5,13 +5,16 @@ The pipeline asks `before` ahead of the mock's own answer and `observe` once the
 from __future__ import annotations
 
 import logging
+import os
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mock_server.domain.clock import timestamp
 from mock_server.domain.conversions import event_to_public
-from mock_server.domain.errors import ApiError
+from mock_server.domain.errors import ApiError, MalformedJson
 from mock_server.domain.models import Account
+from mock_server.domain.pseudonyms import KEY_BYTES, Pseudonymizer
 from mock_server.domain.recording import (
     ACCOUNT_OPERATIONS,
     EVENT_OPERATIONS,
@@ -21,22 +24,45 @@ from mock_server.domain.recording import (
     event_shown,
     facts_of,
 )
+from mock_server.domain.recording_notes import (
+    UNKNOWN_FIELD,
+    account_shown,
+    failure_words,
+    field_path,
+    problem_words,
+    where_they_part,
+)
+from mock_server.http.outbound import COMPARED_BODY_BYTES
 from mock_server.http.shadow import BackendReply
 from mock_server.state.recording import RecordOptions, SessionRecord, drop_event, put_account, put_event
 from mock_server.state.sessions import DEFAULT_SESSION, Session
-from mock_server.wire.decoding import decode_json_text
+from mock_server.wire.decoding import decode_json_text, parse_json
 from mock_server.wire.encoding import encode_json
+
+if TYPE_CHECKING:
+    from mock_server.scenarios.loader import ScenarioLoader
 
 log = logging.getLogger("mock_server")
 MAX_SKIPPED = 100  # calls not recorded kept per session, with why: the newest
 WRITTEN_SESSION = DEFAULT_SESSION  # the session whose state the file holds: calls without X-Mock-Session
+EVENT_KEY = "extraordinary_event_conciliation_key"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+class NotRecorded(Exception):
+    """A target's answer that shows nothing the session can hold; the message says why, without its bytes."""
 
 
 class Recorder:
     """One recording: its options, and per session what the store does not hold (state/recording.SessionRecord)."""
 
-    def __init__(self, options: RecordOptions) -> None:
+    def __init__(self, options: RecordOptions, loader: ScenarioLoader | None = None) -> None:
         self.options = options
+        self.loader = loader  # the scenario checks: an event the file could not hold is not recorded, and noted
+        # Made at the start, not the end: a note names a call's account by the pseudonym the file and map give it.
+        self.pseudonyms = None
+        if not options.keep_identifiers:
+            self.pseudonyms = Pseudonymizer(options.pseudonym_key or os.urandom(KEY_BYTES))
         self.records: dict[str, SessionRecord] = {}
         self.stopped: dict[str, Any] | None = None  # the stop's answer, once the file is written
         self.on_stop: Callable[[], None] | None = None  # set by the command: ends the server after a stop
@@ -71,35 +97,74 @@ class Recorder:
     ) -> None:
         """Put the session in step with what the target's `reply` showed; a call that cannot be recorded is noted
         (record.skipped), never an error for the client, who has the target's answer."""
-        status = reply.answer.status
-        if status is None or self.stopped is not None:
+        if self.stopped is not None:
             return
         record = self.record_of(session)
-        answer = Shown(status, reply.answer.body)
+        answer = Shown(reply.answer.status, reply.answer.body) if reply.answer.status is not None else None
         try:
+            if answer is None:
+                raise NotRecorded("the target gave no answer")
             if operation_id in EVENT_OPERATIONS:
-                self._event(session, record, path["extraordinary_event_conciliation_key"], answer, reply.content)
+                self._event(session, record, path[EVENT_KEY], answer, reply.content)
             elif operation_id in ACCOUNT_OPERATIONS:
+                _check_account_answer(answer, reply.content)
                 self._account(session, record, before, operation_id, path, _json(raw_body), answer)
+            return
+        except NotRecorded as exc:
+            why = str(exc)
         except (KeyError, TypeError, ValueError, AttributeError, ApiError) as exc:
-            why = f"{operation_id} {path}: not recorded: {type(exc).__name__}: {exc}"
-            log.warning("record: %s", why)
-            record.skipped.append(why)
-            del record.skipped[:-MAX_SKIPPED]
+            why = failure_words(exc)
+        # Said without the call's originals: its account by pseudonym, no value of the target's answer.
+        note = f"{self._call(operation_id, path, raw_body)}: not recorded: {why}"
+        log.warning("record: %s", note)
+        record.skipped.append(note)
+        del record.skipped[:-MAX_SKIPPED]
+
+    def _call(self, operation_id: str, path: dict[str, str], raw_body: bytes) -> str:
+        """A call as a note names it: the operation, and the event or account it is about."""
+        if operation_id in EVENT_OPERATIONS:
+            key = path.get(EVENT_KEY, "")
+            return f"{operation_id} of event {key.lower()}" if _UUID.fullmatch(key) else operation_id
+        account_id = account_id_of(operation_id, path, _json(raw_body)) if operation_id in ACCOUNT_OPERATIONS else None
+        if account_id is None:
+            return operation_id
+        pseudonym = self.pseudonyms.account_id if self.pseudonyms is not None else None
+        return f"{operation_id} on account {account_shown(account_id, pseudonym)}"
 
     def _event(self, session: Session, record: SessionRecord, key: str, answer: Shown, content: bytes) -> None:
-        event = event_shown(key, answer)
-        if event is None:
-            if answer.status == 404:
-                drop_event(session.store, key)
-                record.unreproduced.pop(key.lower(), None)
+        if answer.status == 404:
+            drop_event(session.store, key)
+            record.unreproduced.pop(key.lower(), None)
             return
+        if answer.status != 200:
+            return
+        self._check_event(answer.body, content)
+        event = event_shown(key, answer)
+        assert event is not None  # a 200 answer holding a JSON object, checked above
         put_event(session.store, event)
-        mine = encode_json(event_to_public(event))
+        public = event_to_public(event)
+        mine = encode_json(public)
         if mine == content:
             record.unreproduced.pop(event.key, None)
         else:
-            record.unreproduced[event.key] = _how_it_differs(content, mine)
+            record.unreproduced[event.key] = where_they_part(content, mine, public)
+
+    def _check_event(self, body: Any, content: bytes) -> None:
+        """NotRecorded, saying why, unless `body` is an event a scenario can hold (the checks the file is held to
+        at the end: an answer that passed them here is never left out there)."""
+        if not isinstance(body, dict):
+            raise NotRecorded(f"the target's 200 answer is not an event: {_not_an_object(body, content)}")
+        if self.loader is None:
+            return
+        # A field the interface does not name is left out (the file could not hold it): the event is recorded,
+        # and named among those not answered byte for byte.
+        problems = [
+            p for p in self.loader.problems({"description": "", "events": [body]}) if p.message != UNKNOWN_FIELD
+        ]
+        if problems:
+            said = "; ".join(f"{field_path(p.path[2:])} {problem_words(p.message)}" for p in problems[:3])
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise NotRecorded(f"the target's 200 answer is not an event a scenario can hold: {said}{more}")
 
     def _account(
         self,
@@ -138,10 +203,19 @@ def _json(raw: bytes) -> Any:
         return None
 
 
-def _how_it_differs(theirs: bytes, mine: bytes) -> str:
-    """Why the mock's bytes for an event are not the target's: the first place they part."""
-    at = next((i for i, (a, b) in enumerate(zip(theirs, mine, strict=False)) if a != b), min(len(theirs), len(mine)))
-    return (
-        f"the target's answer ({len(theirs)} bytes) and the mock's ({len(mine)} bytes) part at byte {at}: "
-        f"{theirs[at : at + 24]!r} vs {mine[at : at + 24]!r}"
-    )
+def _not_an_object(body: Any, content: bytes) -> str:
+    """Why an answer's body is no JSON object, in the decoder's words (which quote no byte of it)."""
+    if isinstance(body, str):
+        try:
+            parse_json(content, "application/json")
+        except MalformedJson as exc:
+            return exc.message
+        return f"it is larger than the {COMPARED_BODY_BYTES} bytes the mock reads of an answer"
+    return "it is empty" if body is None else f"it is a JSON {type(body).__name__}, not an object"
+
+
+def _check_account_answer(answer: Shown, content: bytes) -> None:
+    """NotRecorded when a call the target accepted came back with a body that is no JSON object: what the call
+    showed cannot be read from it (an answer without a body, a removal's 204, is read from the call alone)."""
+    if 200 <= answer.status < 300 and content and not isinstance(answer.body, dict):
+        raise NotRecorded(f"the target's {answer.status} answer cannot be read: {_not_an_object(answer.body, content)}")

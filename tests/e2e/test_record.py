@@ -226,3 +226,34 @@ def test_the_pages_recording_is_what_the_commands_print(tmp_path: Path) -> None:
     assert stdout.strip().splitlines() == [shown(line) for line in said.strip().splitlines()[1:]]
     assert out.read_text() == shown_file.replace("http://127.0.0.1:8001", target.url)
     assert json.loads(names.read_text()) == json.loads(shown_map)
+
+
+def test_a_recording_that_cannot_be_written_exits_1_and_is_kept_where_stderr_says(tmp_path: Path) -> None:
+    """The folder of --out went away during the recording: SIGTERM writes the file into a folder of the temporary
+    directory instead, stderr names it, and the command exits 1 (not by the signal, not 0)."""
+    fixtures = write_provider_fixtures(tmp_path / "provider")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    out = gone / "sandbox.yaml"
+    with provider(fixtures) as target:
+        recorder = start("record", "--port", "0", "--target", target.url, "--out", str(out), "--pseudonym-key", KEY)
+        try:
+            with httpx.Client(base_url=recorder.url, timeout=10) as client:
+                assert client.get(f"/event_conciliation/extraordinary_event/{EVENTS[0]}").status_code == 200
+            gone.rmdir()
+            recorder.proc.send_signal(signal.SIGTERM)
+            returncode = recorder.proc.wait(timeout=EXIT_TIMEOUT)
+        finally:
+            stdout, stderr = stop_process(recorder.proc)
+    assert returncode == 1
+    lines = stderr.strip().splitlines()
+    assert f"mock-server record: cannot write {out}: no such file or directory" in lines
+    [kept_line] = [line for line in lines if line.startswith("mock-server record: kept in ")]
+    kept = Path(kept_line.removeprefix("mock-server record: kept in ").removesuffix(f" instead: move it to {out}"))
+    try:
+        assert f"wrote {kept} (scenario sandbox: 1 event, 0 accounts)" in stdout
+        check = run_command("check", "--fixtures", str(kept.parent))
+        assert check.returncode == 0, check.stdout + check.stderr
+    finally:
+        kept.unlink()
+        kept.parent.rmdir()
