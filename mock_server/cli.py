@@ -40,6 +40,7 @@ from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
+from mock_server.mcp import DEFAULT_PRESET, MISSING_EXTRA, PRESETS
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.server import Server
 from mock_server.settings import Settings
@@ -512,6 +513,7 @@ def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record:
         help="answer 404 on /__mock/* except health",
     )
     _session_options(parser)
+    _mcp_http_options(parser, defaults)
     parser.add_argument(
         "--validate-responses",
         action="store_true",
@@ -662,6 +664,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         client_cnpjs=args.client_cnpj or (),
         state_file=args.state_file,
         state_interval=args.state_interval,
+        max_mcp_sessions=args.max_mcp_sessions,
+        mcp_replica=args.mcp_replica,
     )
 
 
@@ -879,8 +883,40 @@ def _mcp_parser() -> argparse.ArgumentParser:
     )
     _scenario_options(parser)
     _session_options(parser)
+    parser.add_argument(
+        "--tools",
+        choices=PRESETS,
+        default=environment.default("tools", DEFAULT_PRESET),
+        help="the tools listed: default (at most 12: search_operations, describe_operation, call_operation and "
+        "the operations used most), api (one per public operation), all (one per operation) (default %(default)s)",
+    )
     environment.name_variables(parser)
     return parser
+
+
+def _mcp_http_options(parser: argparse.ArgumentParser, defaults: Settings) -> None:
+    """/__mock/mcp's options (serve and record): how many MCP sessions it holds, the replica it names."""
+    parser.add_argument(
+        "--max-mcp-sessions",
+        type=_at_least_one,
+        default=environment.default("max_mcp_sessions", str(defaults.max_mcp_sessions)),
+        help="MCP sessions open at once on /__mock/mcp; beyond, the least recently used idle one is closed with "
+        "its mock session, or an initialize is refused 503 when none is idle (default %(default)s)",
+    )
+    parser.add_argument(
+        "--mcp-replica",
+        type=_replica_name,
+        default=environment.default("mcp_replica"),
+        metavar="NAME",
+        help="behind a router: begin every MCP session id this server issues with NAME and a dot, so the router "
+        "sends the session's calls back here (deploy/nginx/mock-cluster.conf; docs/mcp.md)",
+    )
+
+
+def _replica_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,31}", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is no replica name: 1 to 32 of a-z, 0-9 and -")
+    return value
 
 
 def mcp_main(arguments: Sequence[str]) -> int:
@@ -890,8 +926,8 @@ def mcp_main(arguments: Sequence[str]) -> int:
         parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
     try:
         from mock_server.mcp.stdio import serve as serve_mcp  # the SDK: only for this command
-    except ImportError as exc:
-        print(f"mock-server mcp needs the mcp extra, the official MCP SDK ({exc})", file=sys.stderr)
+    except ImportError:
+        print(f"mock-server mcp: {MISSING_EXTRA}", file=sys.stderr)
         return EXIT_INVALID
     settings = Settings(
         fixtures=args.fixtures,
@@ -908,7 +944,7 @@ def mcp_main(arguments: Sequence[str]) -> int:
     if isinstance(built, int):
         return built
     app, banner = built
-    return serve_mcp(app, settings, banner)
+    return serve_mcp(app, settings, banner, args.tools)
 
 
 def _probe(command: str, arguments: Sequence[str]) -> int:

@@ -348,6 +348,9 @@ class StateFile:
         self.writes = 0
         self.written_at: datetime | None = None  # the last write renamed into place
         self.problem: WriteProblem | None = None  # the last write failed (a full disk): what health reports
+        # Sessions never written: an MCP session's own (mcp/streamable.py), which ends with a connection no
+        # restart brings back.
+        self.unsaved: set[str] = set()
 
     def _failed(self, error: BaseException) -> None:
         since = self.problem.since if self.problem is not None else datetime.now(UTC)
@@ -374,6 +377,8 @@ class StateFile:
         turn = self._taken
         kept: list[tuple[Session, int, bytes | SessionCapture]] = []
         for session in sessions.all():
+            if session.name in self.unsaved:
+                continue
             known = self._lines.get(session.name)
             if known is not None and known[0] is session and known[1] == session.generation:
                 kept.append((session, session.generation, known[2]))
