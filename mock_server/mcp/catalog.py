@@ -113,7 +113,8 @@ def preset(name: str, tools: Mapping[str, Tool], public: frozenset[str]) -> list
     else:
         chosen = [n for n in DIRECT if n in listable]
     listed = [
-        Listed(t.name, t.description, compact(t.input_schema), OUTPUT_SCHEMA, t) for t in map(listable.__getitem__, chosen)
+        Listed(t.name, t.description, compact(t.input_schema), OUTPUT_SCHEMA, t)
+        for t in map(listable.__getitem__, chosen)
     ]
     if name == DEFAULT:
         metas = [Listed(n, words, schema, OUTPUT_SCHEMA, None) for n, (words, schema) in META_TOOLS.items()]

@@ -24,7 +24,10 @@ PROMPTS = (
             ("extraordinary_event_conciliation_key", "The event to pay (default: the default scenario's pending)."),
             ("after_lookups", "The lookup that sees it paid (default 3)."),
         ),
-        defaults=(("extraordinary_event_conciliation_key", "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"), ("after_lookups", "3")),
+        defaults=(
+            ("extraordinary_event_conciliation_key", "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"),
+            ("after_lookups", "3"),
+        ),
         tools=("call_operation", "mockListRequests"),
         text=(
             "Use the mock server's tools. 1. call_operation with operation_id mockScheduleTransition and arguments "
