@@ -11,6 +11,7 @@ a word and leave the client waiting.
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 from typing import IO, TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from starlette.applications import Starlette
 
 from mock_server.mcp import DEFAULT_PRESET
 from mock_server.mcp.inprocess import Caller
-from mock_server.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from mock_server.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, invalid_id
 from mock_server.mcp.server import Context, Toolbox, build_server
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = MAX_BODY_BYTES  # one message: as much as /__mock/mcp reads of a body
 _CHUNK = 64 * 1024
+_UNPARSEABLE = "\0\n"  # given to the SDK for a line refused already: its parser fails, and `refused` says why
 
 
 def session_name() -> str:
@@ -45,13 +47,14 @@ def session_name() -> str:
 
 
 class BoundedLines:
-    """stdin's lines as text, each at most `limit` bytes: a longer one is read to its end and given as a line
-    no parser takes, its reason in `refused` (the answer says it)."""
+    """stdin's lines as text, each at most `limit` bytes: a longer one is read to its end, and it or a message
+    whose id is no string or integer (which the SDK takes for a notification, never answered) is given as a line
+    no parser takes, the error to answer in `refused`."""
 
     def __init__(self, stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> None:
         self.stream = stream
         self.limit = limit
-        self.refused: str | None = None
+        self.refused: tuple[int, str] | None = None
 
     def __aiter__(self) -> BoundedLines:
         return self
@@ -69,16 +72,25 @@ class BoundedLines:
         if len(line) > self.limit and not line.endswith(b"\n"):
             while (rest := self.stream.readline(_CHUNK)) and not rest.endswith(b"\n"):
                 pass  # the rest of the line, dropped
-            self.refused = f"Parse error: a line longer than {self.limit} bytes"
-            return "\0\n"
-        return line.decode("utf-8", "replace")
+            self.refused = PARSE_ERROR, f"Parse error: a line longer than {self.limit} bytes"
+            return _UNPARSEABLE
+        text = line.decode("utf-8", "replace")
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return text  # the SDK's parser says so (refusal)
+        if invalid_id(message):
+            self.refused = INVALID_REQUEST, "Invalid Request: an id is a string or an integer"
+            return _UNPARSEABLE
+        return text
 
 
-def refusal(failure: Exception, reason: str | None) -> SessionMessage:
-    """The JSON-RPC error answering a line the SDK could not read as a message."""
+def refusal(failure: Exception, reason: tuple[int, str] | None) -> SessionMessage:
+    """The JSON-RPC error answering a line the SDK could not read as a message (`reason`: why, when the reader
+    knew already)."""
     not_json = isinstance(failure, ValidationError) and any(e["type"] == "json_invalid" for e in failure.errors())
     if reason is not None:
-        code, message = PARSE_ERROR, reason
+        code, message = reason
     elif not_json:
         code, message = PARSE_ERROR, "Parse error: a line that is no JSON"
     else:
