@@ -81,7 +81,7 @@ class McpEndpoint:
                 from mock_server.mcp.streamable import start  # the SDK: only once MCP is used
             except ImportError as missing:
                 raise McpNotInstalled() from missing
-            self._loop, self._running = loop, start(self.server, scope["app"])
+            self._loop, self._running = loop, start(self.server, scope["app"], self._running)
         return await self._running.ready()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import mcp_types as types
@@ -61,24 +61,30 @@ _ARGUMENTS = {
 class Toolbox:
     """The tools and the app that answers them; `context` says, for a request, which mock session its calls work
     in by default, who they come from and the preset it lists (the transport knows: stdio's process, or HTTP's
-    MCP session and URL). `operations` are every operation call_operation reaches; `presets`, each list."""
+    MCP session and URL). `operations` are every operation call_operation reaches; a preset's tools are made
+    when it is first asked for (`all` compacts 46 schemas: no cost to a server whose agents never ask)."""
 
     app: ASGIApp
     operations: dict[str, Tool]
     context: Callable[[ServerRequestContext[Any]], Context]
-    presets: dict[str, tuple[catalog.Listed, ...]]
+    public: frozenset[str]
+    _presets: dict[str, tuple[catalog.Listed, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, app: ASGIApp, specs: Specs, context: Callable[[ServerRequestContext[Any]], Context]) -> Toolbox:
         """The toolbox over every operation of `specs`."""
-        operations = tools_of(specs)
         public = frozenset(op.operation_id for op in specs.public.operations.values())
-        presets = {name: tuple(catalog.preset(name, operations, public)) for name in catalog.PRESETS}
-        return cls(app, operations, context, presets)
+        return cls(app, tools_of(specs), context, public)
+
+    def preset(self, name: str) -> tuple[catalog.Listed, ...]:
+        """The tools of preset `name`."""
+        if name not in self._presets:
+            self._presets[name] = tuple(catalog.preset(name, self.operations, self.public))
+        return self._presets[name]
 
     def listed(self, preset: str = catalog.DEFAULT) -> list[types.Tool]:
         listed = []
-        for tool in self.presets[preset]:
+        for tool in self.preset(preset):
             operation = tool.operation
             annotations = types.ToolAnnotations(read_only_hint=tool.name != catalog.CALL, open_world_hint=False)
             if operation is not None:
@@ -104,7 +110,7 @@ class Toolbox:
         arguments no request can carry); MCPError for a tool that the caller's preset does not list."""
         given = dict(arguments or {})
         session, caller, preset = calling
-        listed = next((tool for tool in self.presets[preset] if tool.name == name), None)
+        listed = next((tool for tool in self.preset(preset) if tool.name == name), None)
         if listed is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}.")
         try:
@@ -156,7 +162,7 @@ def _result(status: int | None, body: Any) -> types.CallToolResult:
 
 def build_server(toolbox: Toolbox) -> Server[Any]:
     """The SDK's server answering tools, resources and prompts from `toolbox`."""
-    listed = {name: types.ListToolsResult(tools=toolbox.listed(name)) for name in toolbox.presets}
+    listed: dict[str, types.ListToolsResult] = {}  # by preset, made on first use
     resources = types.ListResourcesResult(
         resources=[
             types.Resource(uri=uri, name=uri.rsplit("/", 1)[-1], description=words, mime_type=media_type)
@@ -179,7 +185,10 @@ def build_server(toolbox: Toolbox) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return listed[toolbox.context(ctx).preset]
+        preset = toolbox.context(ctx).preset
+        if preset not in listed:
+            listed[preset] = types.ListToolsResult(tools=toolbox.listed(preset))
+        return listed[preset]
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         return await toolbox.call(params.name, params.arguments, toolbox.context(ctx))

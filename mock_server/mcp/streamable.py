@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcp.server import ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -147,6 +147,7 @@ class Running:
         self.bound = bound
         self.prefix = None if replica is None else f"{replica}."
         self._opening = 0  # initialize requests admitted, not answered yet
+        self.mcp_server: Server[Any] = manager.app
         self._started = asyncio.Event()
         self._failure: BaseException | None = None
         self.task = asyncio.get_running_loop().create_task(self._hold(), name="mock-server MCP sessions")
@@ -255,8 +256,9 @@ class Running:
             self.lifetimes.answered(scope["method"], sent_id, status, answered_id)
 
 
-def start(server: ServerContext, app: Starlette) -> Running:
-    """The MCP server over `app`'s tools, its session manager starting in the running loop."""
+def start(server: ServerContext, app: Starlette, before: Running | None = None) -> Running:
+    """The MCP server over `app`'s tools, its session manager starting in the running loop (the SDK's server of
+    `before`, started in another loop, reused: its tools are built once)."""
     sessions = server.sessions
     token = server.settings.admin_token
 
@@ -277,10 +279,10 @@ def start(server: ServerContext, app: Starlette) -> Running:
         sessions.delete(own_session(mcp_session_id))
         unsaved.discard(own_session(mcp_session_id))
 
-    toolbox = Toolbox.of(app, server.specs, context)
+    mcp_server = before.mcp_server if before is not None else build_server(Toolbox.of(app, server.specs, context))
     bound = server.settings.max_mcp_sessions
     manager = StreamableHTTPSessionManager(
-        build_server(toolbox),
+        mcp_server,
         json_response=True,  # one JSON answer a request: nothing is pushed to a client between its calls
         # The server's own Host rule and cross-origin rules judged the request already (mcp/endpoint.py).
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
