@@ -876,7 +876,8 @@ def _mcp_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mock-server mcp",
         description="Serve the mock as an MCP server over stdin and stdout, for an agent (an MCP client) that "
-        "starts it: one tool per operation of the public API and of /__mock, working in a session of its own. "
+        "starts it: every operation of the public API and of /__mock reachable from a short tool list (--tools), "
+        "working in a session of its own. "
         "stdout carries MCP messages only; the ready line and the logs go to stderr. Needs the mcp extra "
         "(the official MCP SDK).",
         epilog=ENVIRONMENT_EPILOG,
@@ -968,7 +969,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return pki_main(arguments[1:])
     serve_parser, check_parser, record_parser = _parser(), _check_parser(), _parser(record=True)
     # A MOCK_SERVER_* variable no option reads is most likely a typo of one that is: say so before anything else.
-    known = environment.variables_read_by(serve_parser, check_parser, record_parser)
+    known = environment.variables_read_by(serve_parser, check_parser, record_parser, _mcp_parser())
     environment.warn_unknown("mock-server", known, sys.stderr)
     if arguments and arguments[0] == RECORD:
         return record_main(record_parser, arguments[1:])
