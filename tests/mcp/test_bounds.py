@@ -94,10 +94,18 @@ def test_with_every_session_in_a_call_an_initialize_is_refused_503_naming_the_bo
     assert error["data"] == {"max_mcp_sessions": 1}
 
 
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    with threaded_server(create_app(Settings())) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
 @pytest.mark.parametrize("bad_id", [{"an": "object"}, [1], True, 1.5])
-def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(bad_id) -> None:
-    client = TestClient(create_app(Settings()))
-    answer = client.post("/__mock/mcp", json={**initialize(), "id": bad_id}, headers=MCP_HEADERS)
+def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(served, bad_id) -> None:
+    session_id = opened(served)
+    message = {"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"}
+    headers = {**MCP_HEADERS, "Mcp-Session-Id": session_id}
+    answer = httpx.post(f"{served}/__mock/mcp", json=message, headers=headers, timeout=10)
     assert answer.status_code == 400  # not 202: the SDK took it for a notification and never answered
     assert answer.json()["error"]["code"] == -32600
     assert answer.json()["id"] is None
