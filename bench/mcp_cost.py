@@ -29,9 +29,9 @@ import anyio
 from mcp import Client
 
 from mock_server.app import create_app
+from mock_server.mcp.catalog import ALL
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.server import Context, Toolbox, build_server
-from mock_server.mcp.catalog import ALL
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds
 

@@ -15,10 +15,9 @@ import asyncio
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from starlette.responses import Response
 
 from mock_server.domain.errors import ApiError, Detail, InvalidRequest
 from mock_server.http.handling import Call, Reply, ServerContext, SessionUse

@@ -33,7 +33,8 @@ PROMPTS = (
             "Use the mock server's tools. 1. call_operation with operation_id mockScheduleTransition and arguments "
             '{{"extraordinary_event_conciliation_key": "{extraordinary_event_conciliation_key}", '
             '"body": {{"action": "pay", "after_lookups": {after_lookups}}}}}. 2. Run the client under test (or call '
-            "call_operation with operation_id getExtraordinaryEvent and that key) until the event reads status paid. 3. mockListRequests: report "
+            "call_operation with operation_id getExtraordinaryEvent and that key) until the event reads status paid. "
+            "3. mockListRequests: report "
             "how many lookups the client made and when it saw the payment."
         ),
     ),

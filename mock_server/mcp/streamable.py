@@ -37,8 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import SESSION_KEY
-from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.endpoint import OPENING_KEY, preset_of
+from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.jsonrpc import INTERNAL_ERROR, error_bytes
 from mock_server.mcp.server import Context, Toolbox, build_server
 from mock_server.mcp.tools import MCP_PATH

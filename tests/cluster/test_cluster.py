@@ -235,7 +235,7 @@ def test_two_mcp_agents_each_keep_the_process_of_their_initialize_and_complete_t
 
     async def both() -> list[list[Any]]:
         results: list[list[Any]] = [[], []]
-        both_open, started = anyio.Event(), []
+        both_open, started = anyio.Event(), list[int]()
 
         async def run(index: int) -> None:
             results[index] = await agent(index, both_open, started)

@@ -301,7 +301,7 @@ def test_the_router_keeps_each_mcp_session_on_the_replica_of_its_initialize(tmp_
             async with mcp_client(f"{base}/__mock/mcp") as client:
                 await client.call_tool("mockReset", {})
                 paid = await client.call_tool("mockPayEvent", {"extraordinary_event_conciliation_key": PENDING_EVENT})
-                statuses.append(paid.structured_content["status"])  # type: ignore[index]
+                statuses.append(paid.structured_content["status"])
                 await counted.wait()  # open while the replicas are asked what they hold
 
         async def agents() -> None:
