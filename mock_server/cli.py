@@ -40,7 +40,7 @@ from mock_server.domain.models import Scenario
 from mock_server.domain.words import counted
 from mock_server.http.hosts import allowed_host_entry
 from mock_server.http.tls import CLIENT_CERT_MODES, TlsSetupError, server_context
-from mock_server.mcp import DEFAULT_PRESET, MISSING_EXTRA, PRESETS
+from mock_server.mcp.names import DEFAULT_PRESET, MISSING_EXTRA, PRESETS
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.server import Server
 from mock_server.settings import Settings

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mock_server.domain.errors import Detail, InvalidRequest
-from mock_server.mcp import ALL_PRESET, API_PRESET, DEFAULT_PRESET, PRESETS
+from mock_server.mcp.names import ALL_PRESET, API_PRESET, DEFAULT_PRESET, PRESETS
 from mock_server.mcp.tools import OUTPUT_SCHEMA, Tool
 
 DEFAULT, API, ALL = DEFAULT_PRESET, API_PRESET, ALL_PRESET

@@ -23,8 +23,8 @@ from mock_server.domain.errors import ApiError, Detail, InvalidRequest
 from mock_server.http.handling import Call, Reply, ServerContext, SessionUse
 from mock_server.http.pipeline import Exchange, OperationRunner, PathEndpoint
 from mock_server.http.responses import error_response
-from mock_server.mcp import EXTRA, INSTALL_LINE, MISSING_EXTRA, PRESETS
 from mock_server.mcp.jsonrpc import INVALID_REQUEST, error_bytes, invalid_id, is_opening
+from mock_server.mcp.names import EXTRA, INSTALL_LINE, MISSING_EXTRA, PRESETS
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.wire.decoding import parse_json
 

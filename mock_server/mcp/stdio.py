@@ -25,9 +25,9 @@ from mcp_types import ErrorData, JSONRPCError
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
-from mock_server.mcp import DEFAULT_PRESET
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, invalid_id
+from mock_server.mcp.names import DEFAULT_PRESET
 from mock_server.mcp.server import Context, Toolbox, build_server
 from mock_server.wire.decoding import MAX_BODY_BYTES
 

@@ -19,7 +19,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.mcp import INSTALL_LINE
+from mock_server.mcp.names import INSTALL_LINE
 from mock_server.settings import Settings
 from tests.default_scenario import PENDING_EVENT
 from tests.mcp.agent import mcp_client

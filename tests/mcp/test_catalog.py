@@ -12,8 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mock_server.app import create_app
-from mock_server.mcp import PRESETS
 from mock_server.mcp.catalog import DESCRIBE, DIRECT, NOT_TOOLS, SEARCH, compact, preset
+from mock_server.mcp.names import PRESETS
 from mock_server.mcp.tools import MCP_PATH, tools_of
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
