@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.e2e
 COMMAND = [sys.executable, "-m", "mock_server", "mcp"]
+# What a client sends first on stdio: initialize (id 1), then initialized.
+OPENING = (
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+)
 
 
 def stdio(*args: str) -> StdioServerParameters:
@@ -66,17 +76,7 @@ def test_the_journey_over_stdio_with_the_token_the_server_was_given() -> None:
 
 def test_stdout_carries_protocol_messages_only() -> None:
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *OPENING,
         {
             "jsonrpc": "2.0",
             "id": 2,
@@ -113,19 +113,7 @@ def test_stdout_carries_protocol_messages_only() -> None:
 
 def test_a_line_too_long_no_json_or_an_object_id_is_answered_with_an_error_and_the_session_goes_on() -> None:
     messages = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        ),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *map(json.dumps, OPENING),
         "x" * (1024 * 1024 + 10),
         "{not json",
         json.dumps({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "ping"}),
