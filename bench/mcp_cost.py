@@ -29,9 +29,9 @@ import anyio
 from mcp import Client
 
 from mock_server.app import create_app
+from mock_server.mcp.catalog import ALL
 from mock_server.mcp.inprocess import Caller
-from mock_server.mcp.server import Toolbox, build_server
-from mock_server.mcp.tools import tools_of
+from mock_server.mcp.server import Context, Toolbox, build_server
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds
 
@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # No journal bound to reach: every call is journaled, as any client's, without evicting the first ones.
     app = create_app(Settings(bounds=Bounds(journal_bytes=256 * 1024**2, journal_total_bytes=256 * 1024**2)))
-    toolbox = Toolbox(app, tools_of(app.state.specs), lambda ctx: (SESSION, Caller()))
+    calling = Context(SESSION, Caller(), ALL)
+    toolbox = Toolbox.of(app, app.state.specs, lambda ctx: calling)
     server = build_server(toolbox)
 
     async def check(result: Any) -> None:
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         assert status == 200, result.structured_content
 
     async def direct(name: str, arguments: dict[str, Any]) -> None:
-        await check(await toolbox.call(name, arguments, SESSION, Caller()))
+        await check(await toolbox.call(name, arguments, calling))
 
     async def through(mode: Any) -> list[float]:
         async with Client(server, mode=mode) as client:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 from mock_server import __version__, environment
 from mock_server.cli_options import (
     ENVIRONMENT_EPILOG,
+    _at_least_one,
     _bound_options,
     _check_record,
     _check_shadow,
@@ -37,6 +39,7 @@ from mock_server.cli_options import (
     _tls_options,
 )
 from mock_server.cli_serve import EXIT_INVALID, _app_or_exit, check, oracle, serve
+from mock_server.mcp.names import DEFAULT_PRESET, MISSING_EXTRA, PRESETS
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds, ConnectionLimits
 
@@ -151,6 +154,7 @@ def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record:
         help="answer 404 on /__mock/* except health",
     )
     _session_options(parser)
+    _mcp_http_options(parser, defaults)
     parser.add_argument(
         "--validate-responses",
         action="store_true",
@@ -252,6 +256,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         client_cnpjs=args.client_cnpj or (),
         state_file=args.state_file,
         state_interval=args.state_interval,
+        max_mcp_sessions=args.max_mcp_sessions,
+        mcp_replica=args.mcp_replica,
     )
 
 
@@ -260,15 +266,48 @@ def _mcp_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mock-server mcp",
         description="Serve the mock as an MCP server over stdin and stdout, for an agent (an MCP client) that "
-        "starts it: one tool per operation of the public API and of /__mock, working in a session of its own. "
+        "starts it: every operation of the public API and of /__mock reachable from a short tool list (--tools), "
+        "working in a session of its own. "
         "stdout carries MCP messages only; the ready line and the logs go to stderr. Needs the mcp extra "
         "(the official MCP SDK).",
         epilog=ENVIRONMENT_EPILOG,
     )
     _scenario_options(parser)
     _session_options(parser)
+    parser.add_argument(
+        "--tools",
+        choices=PRESETS,
+        default=environment.default("tools", DEFAULT_PRESET),
+        help="the tools listed: default (at most 12: search_operations, describe_operation, call_operation and "
+        "the operations used most), api (one per public operation), all (one per operation) (default %(default)s)",
+    )
     environment.name_variables(parser)
     return parser
+
+
+def _mcp_http_options(parser: argparse.ArgumentParser, defaults: Settings) -> None:
+    """/__mock/mcp's options (serve and record): how many MCP sessions it holds, the replica it names."""
+    parser.add_argument(
+        "--max-mcp-sessions",
+        type=_at_least_one,
+        default=environment.default("max_mcp_sessions", str(defaults.max_mcp_sessions)),
+        help="MCP sessions open at once on /__mock/mcp; beyond, the least recently used idle one is closed with "
+        "its mock session, or an initialize is refused 503 when none is idle (default %(default)s)",
+    )
+    parser.add_argument(
+        "--mcp-replica",
+        type=_replica_name,
+        default=environment.default("mcp_replica"),
+        metavar="NAME",
+        help="behind a router: begin every MCP session id this server issues with NAME and a dot, so the router "
+        "sends the session's calls back here (deploy/nginx/mock-cluster.conf; docs/mcp.md)",
+    )
+
+
+def _replica_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,31}", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is no replica name: 1 to 32 of a-z, 0-9 and -")
+    return value
 
 
 def mcp_main(arguments: Sequence[str]) -> int:
@@ -278,8 +317,8 @@ def mcp_main(arguments: Sequence[str]) -> int:
         parser.error("argument --admin-token (or MOCK_SERVER_ADMIN_TOKEN) is empty: give a token, or unset it")
     try:
         from mock_server.mcp.stdio import serve as serve_mcp  # the SDK: only for this command
-    except ImportError as exc:
-        print(f"mock-server mcp needs the mcp extra, the official MCP SDK ({exc})", file=sys.stderr)
+    except ImportError:
+        print(f"mock-server mcp: {MISSING_EXTRA}", file=sys.stderr)
         return EXIT_INVALID
     settings = Settings(
         fixtures=args.fixtures,
@@ -296,7 +335,7 @@ def mcp_main(arguments: Sequence[str]) -> int:
     if isinstance(built, int):
         return built
     app, banner = built
-    return serve_mcp(app, settings, banner)
+    return serve_mcp(app, settings, banner, args.tools)
 
 
 def _probe(command: str, arguments: Sequence[str]) -> int:
@@ -320,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return pki_main(arguments[1:])
     serve_parser, check_parser, record_parser = _parser(), _check_parser(), _parser(record=True)
     # A MOCK_SERVER_* variable no option reads is most likely a typo of one that is: say so before anything else.
-    known = environment.variables_read_by(serve_parser, check_parser, record_parser)
+    known = environment.variables_read_by(serve_parser, check_parser, record_parser, _mcp_parser())
     environment.warn_unknown("mock-server", known, sys.stderr)
     if arguments and arguments[0] == RECORD:
         return record_main(record_parser, arguments[1:])

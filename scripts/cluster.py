@@ -53,6 +53,11 @@ def nginx_config(
     """The template with its placeholders filled: `servers` as host:port; `tls` (certificate, key): https, and
     with `client_ca` mutual TLS whose verified client certificate goes on in CLIENT_CERT_HEADER."""
     lines = "\n".join(f"        server {server};" for server in servers)
+    routes = "\n".join(f'        "/__mock/mcp {replica_name(i)}"  mock_{replica_name(i)};' for i in range(len(servers)))
+    upstreams = "\n".join(
+        f"    upstream mock_{replica_name(i)} {{\n        server {server};\n        keepalive 8;\n    }}"
+        for i, server in enumerate(servers)
+    )
     tls_lines = header = ""
     if tls is not None:
         listen += " ssl"
@@ -68,9 +73,16 @@ def nginx_config(
         .replace("@RUN_DIR@", str(run_dir))
         .replace("@LISTEN@", listen)
         .replace("@SERVERS@", lines)
+        .replace("@MCP_ROUTES@", routes)
+        .replace("@MCP_UPSTREAMS@", upstreams)
         .replace("@TLS@", tls_lines)
         .replace("@CLIENT_CERT_HEADER@", header)
     )
+
+
+def replica_name(index: int) -> str:
+    """The name of the index-th process in its MCP session ids (`--mcp-replica`), and of its upstream."""
+    return f"m{index}"
 
 
 def _start_server(command: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
@@ -155,8 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_dir.chmod(0o755)  # nginx's worker drops root and must reach its temporary directories
     try:
         urls = []
-        for _ in range(args.processes):
-            options = [*args.server_options, *forwarded, "--host", "127.0.0.1", "--port", "0"]
+        for index in range(args.processes):
+            options = [*args.server_options, *forwarded, "--mcp-replica", replica_name(index)]
+            options += ["--host", "127.0.0.1", "--port", "0"]
             process, url = _start_server([*mock_server, *options])
             started.append(process)
             urls.append(url)

@@ -128,14 +128,14 @@ async def create_event(call: Call) -> Reply:
 
 def pay_event(call: Call) -> Reply:
     body = call.body or {}
-    event = call.session.store.event(call.path["key"])
+    event = call.session.store.event(call.path["extraordinary_event_conciliation_key"])
     amount = to_money(body["amount"]) if "amount" in body else None
     paid_at = _parsed(parse_date, body, "paid_at") if "paid_at" in body else local_date(call.now)
     return Reply(200, event_to_public(call.session.store.pay_event(event, amount, paid_at)))
 
 
 def cancel_event(call: Call) -> Reply:
-    event = call.session.store.event(call.path["key"])
+    event = call.session.store.event(call.path["extraordinary_event_conciliation_key"])
     return Reply(200, event_to_public(call.session.store.cancel_event(event)))
 
 

@@ -28,7 +28,7 @@ def schedule_transition(call: Call) -> Reply:
     problems = plan_problems(body)
     if problems:
         raise InvalidRequest("The schedule is inconsistent.", problems)
-    plan = plan_from_json(body, call.path["key"])
+    plan = plan_from_json(body, call.path["extraordinary_event_conciliation_key"])
     session = call.session
     _check_now(session, plan, call.now)
     schedule = session.add_schedule(plan)  # 409 past --max-schedules or the session's bytes

@@ -1,1 +1,1 @@
-"""The mock as an MCP server for agents: a tool per operation of both specs, run in process through the app."""
+"""The mock as an MCP server for agents: every operation of both specs reachable, run in process by the app."""

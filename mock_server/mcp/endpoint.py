@@ -13,20 +13,50 @@ from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
 
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mock_server.domain.errors import ApiError
+from mock_server.domain.errors import ApiError, Detail, InvalidRequest
 from mock_server.http.handling import Call, Reply, ServerContext, SessionUse
 from mock_server.http.pipeline import Exchange, OperationRunner, PathEndpoint
 from mock_server.http.responses import error_response
+from mock_server.mcp.jsonrpc import INVALID_REQUEST, error_bytes, invalid_id, is_opening
+from mock_server.mcp.names import EXTRA, INSTALL_LINE, MISSING_EXTRA, PRESETS
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.wire.decoding import parse_json
 
 if TYPE_CHECKING:
     from mock_server.mcp.streamable import Running
     from mock_server.spec.openapi import Operation, Spec
+
+
+PRESET_PARAMETER = "tools"  # /__mock/mcp?tools=NAME: the tool list of the MCP session
+OPENING_KEY = "mock_server.mcp_opening"  # scope: the request is an `initialize` (it opens a session)
+
+
+class McpNotInstalled(ApiError):
+    """The SDK cannot be imported: a plain install, without the extra."""
+
+    status = 501
+    code = "mcp_not_installed"
+
+    def __init__(self) -> None:
+        super().__init__(MISSING_EXTRA, [Detail((EXTRA,), f"is not installed: {INSTALL_LINE}")])
+
+
+def preset_of(query_string: bytes) -> str:
+    """The preset `?tools=` names (the default without one); InvalidRequest for another name."""
+    named = [v for k, v in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True) if k == PRESET_PARAMETER]
+    if not named:
+        return PRESETS[0]
+    if len(named) > 1 or named[0] not in PRESETS:
+        raise InvalidRequest(
+            "No such tool list.", [Detail((PRESET_PARAMETER,), f"must be one of {', '.join(PRESETS)}, once")]
+        )
+    return named[0]
 
 
 def _never(call: Call) -> Reply:
@@ -46,9 +76,11 @@ class McpEndpoint:
         """The SDK's Streamable HTTP app, running."""
         loop = asyncio.get_running_loop()
         if self._running is None or self._loop is not loop:
-            from mock_server.mcp.streamable import start  # the SDK: only once MCP is used
-
-            self._loop, self._running = loop, start(self.server, scope["app"])
+            try:
+                from mock_server.mcp.streamable import start  # the SDK: only once MCP is used
+            except ImportError as missing:
+                raise McpNotInstalled() from missing
+            self._loop, self._running = loop, start(self.server, scope["app"], self._running)
         return await self._running.ready()
 
 
@@ -63,15 +95,21 @@ class McpRunner(OperationRunner):
         exchange = Exchange(scope, receive, scope["headers"])
         try:
             self._authorize(exchange)
+            preset_of(scope.get("query_string", b""))
             if scope["method"] == "POST":
                 await self.read_body(exchange)  # at most 1 MiB, within the body timeout (413, 408)
                 if exchange.raw_body:
-                    parse_json(exchange.raw_body, exchange.content_type)
+                    message = parse_json(exchange.raw_body, exchange.content_type)
+                    if invalid_id(message):
+                        refusal = error_bytes(INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+                        await Response(refusal, 400, media_type="application/json")(scope, receive, send)
+                        return
+                    scope = {**scope, OPENING_KEY: is_opening(message)}
                 receive = _replayed(exchange.raw_body, receive)
+            transport = await self.endpoint.transport(scope)
         except ApiError as error:
             await error_response(error)(scope, receive, send)
             return
-        transport = await self.endpoint.transport(scope)
         await transport(scope, receive, send)
 
 

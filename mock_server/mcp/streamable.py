@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcp.server import ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -37,9 +37,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.http.handling import ServerContext
 from mock_server.http.session_url import SESSION_KEY
+from mock_server.mcp.endpoint import OPENING_KEY, preset_of
 from mock_server.mcp.inprocess import Caller
-from mock_server.mcp.server import Toolbox, build_server
-from mock_server.mcp.tools import tools_of
+from mock_server.mcp.jsonrpc import INTERNAL_ERROR, error_bytes
+from mock_server.mcp.server import Context, Toolbox, build_server
+from mock_server.mcp.tools import MCP_PATH
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
 SESSION_IDLE_SECONDS = 30 * 60  # an MCP session nobody used this long ends, and its mock session with it
@@ -59,9 +61,14 @@ class Lifetimes:
     when it sat idle `idle_seconds` with no call in flight."""
 
     def __init__(
-        self, ended: Callable[[str], None], idle_seconds: float, clock: Callable[[], float] = time.monotonic
+        self,
+        ended: Callable[[str], None],
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        opened: Callable[[str], None] = lambda session_id: None,
     ) -> None:
         self._ended = ended
+        self._opened = opened
         self.idle_seconds = idle_seconds
         self._clock = clock
         self._last_use: dict[str, float] = {}
@@ -83,11 +90,17 @@ class Lifetimes:
                 del self._in_flight[sent_id]
         if sent_id is None and answered_id is not None and status is not None and status < 400:
             self._last_use[answered_id] = self._clock()  # an opening request the manager accepted
+            self._opened(answered_id)
         elif sent_id is not None and sent_id in self._last_use:
             if status == 404 or (method == "DELETE" and status is not None and status < 300):
                 self.end(sent_id)
             else:
                 self._last_use[sent_id] = self._clock()
+
+    def least_recently_used_idle(self) -> str | None:
+        """The idle session (no call in flight) used longest ago, if any: the one closed to open another."""
+        idle = [(used, i) for i, used in self._last_use.items() if i not in self._in_flight]
+        return min(idle)[1] if idle else None
 
     def idle(self) -> list[str]:
         """The sessions with no call in flight whose last call ended `idle_seconds` ago or more."""
@@ -114,12 +127,27 @@ def _unsupported_revision(version: str) -> Response:
     return Response(json.dumps(error), 400, media_type="application/json")
 
 
-class Running:
-    """The manager, the task that holds its `run()` context open, and the lifetimes of its sessions."""
+def _too_many(bound: int) -> Response:
+    """The refusal of an `initialize` while `bound` sessions are open, every one of them in a call."""
+    message = f"Too many open MCP sessions: {bound} are open, each in a call (--max-mcp-sessions {bound})"
+    body = error_bytes(INTERNAL_ERROR, message, {"max_mcp_sessions": bound})
+    return Response(body, 503, media_type="application/json", headers={"Retry-After": "1"})
 
-    def __init__(self, manager: StreamableHTTPSessionManager, lifetimes: Lifetimes) -> None:
+
+class Running:
+    """The manager, the task that holds its `run()` context open, and the lifetimes of its sessions: at most
+    `bound` open, and every id it answers prefixed with `replica` and a dot when it has one (a router routes by
+    it; the SDK sees its own ids)."""
+
+    def __init__(
+        self, manager: StreamableHTTPSessionManager, lifetimes: Lifetimes, bound: int, replica: str | None = None
+    ) -> None:
         self.manager = manager
         self.lifetimes = lifetimes
+        self.bound = bound
+        self.prefix = None if replica is None else f"{replica}."
+        self._opening = 0  # initialize requests admitted, not answered yet
+        self.mcp_server: Server[Any] = manager.app
         self._started = asyncio.Event()
         self._failure: BaseException | None = None
         self.task = asyncio.get_running_loop().create_task(self._hold(), name="mock-server MCP sessions")
@@ -156,6 +184,54 @@ class Running:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await _unsupported_revision(version)(scope, receive, send)
             return
+        if sent_id is not None and self.prefix is not None:
+            # Another replica's id, or none of this one's, is no session here: the SDK answers 404.
+            sent_id = sent_id.removeprefix(self.prefix) if sent_id.startswith(self.prefix) else "-" + sent_id
+            headers = [(k, v) for k, v in scope["headers"] if k != _SESSION_HEADER]
+            scope = {**scope, "headers": [*headers, (_SESSION_HEADER, sent_id.encode("latin-1"))]}
+        opening = sent_id is None and bool(scope.get(OPENING_KEY))
+        if opening and not await self._room():
+            await _too_many(self.bound)(scope, receive, send)
+            return
+        await self._handled(scope, receive, send, sent_id, opening)
+
+    async def _room(self) -> bool:
+        """Whether one more session may open: below the bound, or once the least recently used idle one closed."""
+        while len(self.lifetimes.open) + self._opening >= self.bound:
+            victim = self.lifetimes.least_recently_used_idle()
+            if victim is None:
+                return False
+            await self.close(victim)
+        return True
+
+    async def close(self, session_id: str) -> None:
+        """End the session `session_id` as its client's DELETE would (the SDK's public edge), its mock session
+        with it."""
+        scope: Scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": MCP_PATH,
+            "raw_path": MCP_PATH.encode("ascii"),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(_SESSION_HEADER, session_id.encode("latin-1")), (b"accept", b"application/json")],
+            "client": ("127.0.0.1", 0),
+            "server": ("localhost", None),
+        }
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            pass
+
+        await self._handled(scope, receive, send, session_id, False)
+        self.lifetimes.end(session_id)  # ended even if the SDK had let it go first
+
+    async def _handled(self, scope: Scope, receive: Receive, send: Send, sent_id: str | None, opening: bool) -> None:
         status: int | None = None
         answered_id: str | None = None
 
@@ -163,42 +239,56 @@ class Running:
             nonlocal status, answered_id
             if message["type"] == "http.response.start":
                 status = message["status"]
-                answered_id = next(
-                    (v.decode("latin-1") for k, v in message.get("headers", ()) if k.lower() == _SESSION_HEADER),
-                    None,
-                )
+                headers = list(message.get("headers", ()))
+                answered_id = next((v.decode("latin-1") for k, v in headers if k.lower() == _SESSION_HEADER), None)
+                if answered_id is not None and self.prefix is not None:
+                    named = (self.prefix + answered_id).encode("latin-1")
+                    headers = [(k, named if k.lower() == _SESSION_HEADER else v) for k, v in headers]
+                    message = {**message, "headers": headers}
             await send(message)
 
         self.lifetimes.began(sent_id)
+        self._opening += opening
         try:
             await self.manager.handle_request(scope, receive, watched)
         finally:
+            self._opening -= opening
             self.lifetimes.answered(scope["method"], sent_id, status, answered_id)
 
 
-def start(server: ServerContext, app: Starlette) -> Running:
-    """The MCP server over `app`'s tools, its session manager starting in the running loop."""
+def start(server: ServerContext, app: Starlette, before: Running | None = None) -> Running:
+    """The MCP server over `app`'s tools, its session manager starting in the running loop (the SDK's server of
+    `before`, started in another loop, reused: its tools are built once)."""
     sessions = server.sessions
     token = server.settings.admin_token
 
-    def context(ctx: ServerRequestContext[Any]) -> tuple[str, Caller]:
+    def context(ctx: ServerRequestContext[Any]) -> Context:
         request = ctx.request
         assert isinstance(request, Request), "a Streamable HTTP request carries its HTTP request"
         named = request.scope.get(SESSION_KEY)  # /__session/{name}/__mock/mcp: checked by the pipeline
         session = named or own_session(request.headers.get(MCP_SESSION_ID_HEADER, ""))
         caller = Caller(host=request.headers.get("host", "localhost"), scheme=request.url.scheme, token=token)
-        return session, caller
+        return Context(session, caller, preset_of(request.scope.get("query_string", b"")))  # checked: endpoint.py
+
+    unsaved = server.state_file.unsaved if server.state_file is not None else set()
+
+    def opened(mcp_session_id: str) -> None:
+        unsaved.add(own_session(mcp_session_id))  # its mock session goes with it: never in --state-file
 
     def ended(mcp_session_id: str) -> None:
         sessions.delete(own_session(mcp_session_id))
+        unsaved.discard(own_session(mcp_session_id))
 
-    toolbox = Toolbox(app, tools_of(server.specs), context)
+    mcp_server = before.mcp_server if before is not None else build_server(Toolbox.of(app, server.specs, context))
+    bound = server.settings.max_mcp_sessions
     manager = StreamableHTTPSessionManager(
-        build_server(toolbox),
+        mcp_server,
         json_response=True,  # one JSON answer a request: nothing is pushed to a client between its calls
         # The server's own Host rule and cross-origin rules judged the request already (mcp/endpoint.py).
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         session_idle_timeout=SESSION_IDLE_SECONDS,
         max_request_body_size=MAX_BODY_BYTES,
+        max_sessions=bound + 1,  # ours is the bound (Running): the SDK's only answers a race past it
     )
-    return Running(manager, Lifetimes(ended, SESSION_IDLE_SECONDS))
+    lifetimes = Lifetimes(ended, SESSION_IDLE_SECONDS, opened=opened)
+    return Running(manager, lifetimes, bound, server.settings.mcp_replica)

@@ -22,18 +22,16 @@ MCP_PATH = "/__mock/mcp"  # the MCP endpoint itself: an operation of the admin s
 BODY = "body"
 SESSION = "session"
 # The session argument's words; its schema is the spec's SessionName.
-SESSION_HELP = (
-    "The mock session to act in (X-Mock-Session). Leave it out to work in this MCP session's own session, "
-    "which ends with it."
-)
+SESSION_HELP = "The mock session to act in (X-Mock-Session); default: this MCP session's own, ending with it."
+BODY_HELP = "The request's JSON body."
 # What every tool answers: the HTTP status and the answer (JSON, the text of a non-JSON answer, or null).
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["status", "body"],
     "properties": {
-        "status": {"type": ["integer", "null"], "description": "The HTTP status; null: no answer (a reset fault)."},
-        "body": {"description": "The answer: its JSON value, its text when it is not JSON, null when empty."},
+        "status": {"type": ["integer", "null"], "description": "HTTP status; null: no answer (a reset)."},
+        "body": {"description": "The answer's JSON, or its text."},
     },
 }
 
@@ -63,6 +61,7 @@ class Tool:
     query_names: tuple[str, ...]
     takes_body: bool
     read_only: bool
+    tags: tuple[str, ...] = ()  # the spec's tags: `pages` and `specs` answer no agent wants as a tool
 
     def request(self, arguments: Mapping[str, Any] | None) -> HttpRequest:
         """The HTTP request for `arguments`; InvalidRequest for what no request can carry (an unknown argument,
@@ -102,34 +101,59 @@ def _text(name: str, value: Any, problems: list[Detail]) -> str:
     return ""
 
 
-def _summary(spec: Spec, operation: Operation) -> str:
-    item = spec.document["paths"][operation.path][operation.method.lower()]
-    return str(item.get("summary") or operation.operation_id)
+def _item(spec: Spec, operation: Operation) -> dict[str, Any]:
+    item: dict[str, Any] = spec.document["paths"][operation.path][operation.method.lower()]
+    return item
+
+
+def _parameter_words(spec: Spec, operation: Operation) -> dict[str, str]:
+    """Each parameter's description in the spec, by name (a `$ref` followed, in this document or the other)."""
+    words: dict[str, str] = {}
+    declared = [
+        *spec.document["paths"][operation.path].get("parameters", ()),
+        *_item(spec, operation).get("parameters", ()),
+    ]
+    for node in declared:
+        if "$ref" in node:
+            node, _ = spec.documents.lookup(node["$ref"], spec.uri)
+        if node.get("description"):
+            words[node["name"]] = " ".join(str(node["description"]).split())
+    return words
+
+
+def _described(schema: Any, words: str) -> Any:
+    """`schema` with a description: its own, else `words` (a client shows an agent each argument's words)."""
+    if isinstance(schema, Mapping) and schema.get("description"):
+        return schema
+    return {**schema, "description": words} if isinstance(schema, Mapping) else schema
 
 
 def _tool(spec: Spec, operation: Operation, session_schema: Mapping[str, Any]) -> Tool:
     properties: dict[str, Any] = {}
+    words = _parameter_words(spec, operation)
     required: list[str] = []
     path_names: list[str] = []
     query_names: list[str] = []
     for param in operation.parameters:
         if param.location not in ("path", "query"):
             continue  # headers: X-Mock-Session is `session`; X-Mock-Admin guards browsers, not tools
-        properties[param.name] = param.check.schema
+        where = "path" if param.location == "path" else "query"
+        properties[param.name] = _described(param.check.schema, words.get(param.name, f"The {where} parameter."))
         (path_names if param.location == "path" else query_names).append(param.name)
         if param.required or param.location == "path":
             required.append(param.name)
     if operation.body is not None:
-        properties[BODY] = operation.body.schema
+        properties[BODY] = _described(operation.body.schema, BODY_HELP)
         if operation.body_required:
             required.append(BODY)
     properties[SESSION] = {**session_schema, "description": SESSION_HELP}
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
+    item = _item(spec, operation)
     return Tool(
         name=operation.operation_id,
-        description=f"{_summary(spec, operation)} ({operation.method} {operation.path})",
+        description=f"{item.get('summary') or operation.operation_id} ({operation.method} {operation.path})",
         method=operation.method,
         path=operation.path,
         input_schema=schema,
@@ -137,6 +161,7 @@ def _tool(spec: Spec, operation: Operation, session_schema: Mapping[str, Any]) -
         query_names=tuple(query_names),
         takes_body=operation.body is not None,
         read_only=operation.method == "GET",
+        tags=tuple(item.get("tags", ())),
     )
 
 

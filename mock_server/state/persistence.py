@@ -377,6 +377,9 @@ class StateFile:
         self.written_at: datetime | None = None  # the last write renamed into place
         self.problem: WriteProblem | None = None  # the last write failed (a full disk): what health reports
         self.lock: StateFileLock | None = None  # the CLI's lock on the file: checked before each write and by health
+        # Sessions never written: an MCP session's own (mcp/streamable.py), which ends with a connection no
+        # restart brings back.
+        self.unsaved: set[str] = set()
 
     def _failed(self, error: BaseException) -> None:
         since = self.problem.since if self.problem is not None else datetime.now(UTC)
@@ -406,6 +409,8 @@ class StateFile:
         turn = self._taken
         kept: list[tuple[Session, int, bytes | SessionCapture]] = []
         for session in sessions.all():
+            if session.name in self.unsaved:
+                continue
             known = self._lines.get(session.name)
             if known is not None and known[0] is session and known[1] == session.generation:
                 kept.append((session, session.generation, known[2]))

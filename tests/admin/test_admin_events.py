@@ -346,7 +346,9 @@ def test_an_unknown_event_is_404_naming_its_key(client, action):
 @pytest.mark.parametrize("action", ["pay", "cancel"])
 @pytest.mark.parametrize("key", ["not-a-uuid", "123"])
 def test_a_non_uuid_key_is_400(client, action, key):
-    assert_error(client.post(f"/__mock/events/{key}/{action}"), 400, "invalid_request", ["key"])
+    assert_error(
+        client.post(f"/__mock/events/{key}/{action}"), 400, "invalid_request", ["extraordinary_event_conciliation_key"]
+    )
 
 
 def test_pay_accepts_an_upper_case_key(client):

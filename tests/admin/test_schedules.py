@@ -190,7 +190,12 @@ def test_an_unknown_or_terminal_event_cannot_be_scheduled(client):
     assert client.post(f"/__mock/events/{PENDING_KEY}/cancel").status_code == 200
     assert_error(schedule(client, action="pay", after_lookups=1), 409, "invalid_transition")
     assert_error(schedule(client, action="cancel", after_lookups=1), 409, "invalid_transition")
-    assert_error(schedule(client, "not-a-uuid", action="pay", after_lookups=1), 400, "invalid_request", ["key"])
+    assert_error(
+        schedule(client, "not-a-uuid", action="pay", after_lookups=1),
+        400,
+        "invalid_request",
+        ["extraordinary_event_conciliation_key"],
+    )
     assert schedules(client) == []
 
 

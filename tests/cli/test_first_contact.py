@@ -289,7 +289,7 @@ def test_check_of_a_directory_without_scenario_files_fails(tmp_path, capsys):
 def test_every_variable_the_docs_and_recipes_set_is_one_that_is_read():
     """A MOCK_SERVER_* name in the pages, the CI recipes or the Containerfile that nothing reads would draw the
     warning above for everyone who copies it."""
-    parsers = (cli._parser(), cli._check_parser(), cli._parser(record=True))
+    parsers = (cli._parser(), cli._check_parser(), cli._parser(record=True), cli._mcp_parser())
     known = environment.variables_read_by(*parsers) | environment.READ_ELSEWHERE
     repository = Path(__file__).resolve().parents[2]
     files = [

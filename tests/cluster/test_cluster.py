@@ -199,6 +199,63 @@ def test_a_request_naming_no_session_works_in_the_default_session_on_one_process
     assert httpx.post(f"{cluster.balancer}/__mock/reset", json={"scenario": "default"}).status_code == 200
 
 
+def test_two_mcp_agents_each_keep_the_process_of_their_initialize_and_complete_the_journey(cluster: Cluster) -> None:
+    """Issue 42: an MCP session lives in one process's memory; nginx routes its calls by the replica its
+    Mcp-Session-Id names (`--mcp-replica`), and spreads the initializes over the processes in turn."""
+    import anyio
+
+    from tests.mcp.agent import Step, call, mcp_client
+
+    held: dict[str, list[str]] = {}
+
+    async def flow(client: Any, account: str) -> list[Step]:
+        """Register an account, propose a limit change, pay an event, read back what was done."""
+        steps: list[Step] = []
+        window = [{"start_time": "06:00:00-03:00", "amount": 500000}]
+        registration = {"account_id": account, "registration_date": FROZEN_AT, "limit": {"pix": {"withdraw": window}}}
+        await call(client, steps, "registerAccountLimit", {"body": registration})
+        raised = {"pix": {"withdraw": [{**window[0], "amount": 400000}]}}
+        await call(client, steps, "createLimitUpdateRequest", {"account_id": account, "body": raised})
+        await call(client, steps, "mockPayEvent", {"extraordinary_event_conciliation_key": PENDING_EVENT})
+        await call(client, steps, "mockListRequests", {})
+        return steps
+
+    async def agent(index: int, both_open: anyio.Event, started: list[int]) -> list[Any]:
+        async with mcp_client(f"{cluster.balancer}/__mock/mcp") as client:
+            steps = await flow(client, f"0005-{index:06d}")
+            started.append(index)
+            if len(started) == 2:
+                both_open.set()
+            await both_open.wait()
+            if index == 0:  # both sessions open: which process holds which
+                for process in cluster.processes:
+                    names = httpx.get(f"{process}/__mock/sessions", timeout=10).json()["sessions"]
+                    held[process] = [s["name"] for s in names if s["name"].startswith("mcp-")]
+            await anyio.sleep(0.5)
+            return steps
+
+    async def both() -> list[list[Any]]:
+        results: list[list[Any]] = [[], []]
+        both_open, started = anyio.Event(), list[int]()
+
+        async def run(index: int) -> None:
+            results[index] = await agent(index, both_open, started)
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for index in range(2):
+                    group.start_soon(run, index)
+        return results
+
+    results = anyio.run(both)
+    for steps in results:
+        assert [s.status for s in steps] == [201, 201, 200, 200], steps
+        assert steps[2].body["status"] == "paid"
+        journal = [(r["operation_id"], r["status"]) for r in steps[3].body["requests"]]
+        assert journal == [("registerAccountLimit", 201), ("createLimitUpdateRequest", 201)]
+    assert sorted(len(names) for names in held.values()) == [1, 1], held  # one agent on each process
+
+
 def test_when_a_process_dies_the_whole_cluster_stops_and_says_which() -> None:
     """Its sessions cannot move to a process that does not hold their state: the recipe fails loudly instead
     (and nginx is told not to retry another process: `proxy_next_upstream off`)."""

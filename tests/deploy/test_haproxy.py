@@ -161,6 +161,20 @@ def router(tmp_path: Path, dns: StandInDns, replica_port: int) -> Iterator[str]:
         log.close()
 
 
+@contextmanager
+def replicas_behind_the_router(tmp_path: Path) -> Iterator[tuple[str, int, StandInDns]]:
+    """Every replica of REPLICAS serving on one port, the DNS answering the first two, the router in front: the
+    router's URL, the replicas' port and the DNS (change its `addresses` to scale)."""
+    port = free_port(REPLICAS[0])
+    with ExitStack() as stack:
+        for address in REPLICAS:  # the third not in the DNS answer yet: asked directly, not routed to
+            stack.enter_context(threaded_server(create_app(Settings()), host=address, port=port))
+        dns = StandInDns()
+        stack.callback(dns.close)
+        dns.addresses = list(REPLICAS[:2])
+        yield stack.enter_context(router(tmp_path, dns, port)), port, dns
+
+
 def session_client(base: str, name: str) -> httpx.Client:
     """Even sessions name themselves in the header, odd ones in the path prefix: the router hashes both."""
     if int(name[-2:]) % 2 == 0:
@@ -223,14 +237,7 @@ def test_the_router_finds_the_replicas_by_dns_and_keeps_each_session_on_one(tmp_
     """2 replicas, then 3, then 2 again: only the DNS answer changes. Every session sticks to one replica; adding a
     replica moves some sessions onto it, and only onto it, where they start afresh; removing it sends them back to
     the replica they were on, whose state for them is still there."""
-    port = free_port(REPLICAS[0])
-    with ExitStack() as stack:
-        for address in REPLICAS:
-            stack.enter_context(threaded_server(create_app(Settings()), host=address, port=port))
-        dns = StandInDns()
-        stack.callback(dns.close)
-        dns.addresses = list(REPLICAS[:2])
-        base = stack.enter_context(router(tmp_path, dns, port))
+    with replicas_behind_the_router(tmp_path) as (base, port, dns):
         rounds = iter(range(1000))
 
         found_two = wait_until(
@@ -275,3 +282,41 @@ def test_the_router_finds_the_replicas_by_dns_and_keeps_each_session_on_one(tmp_
             "seconds_to_drop_3": round(found_two_again, 1),
         },
     )
+
+
+def test_the_router_keeps_each_mcp_session_on_the_replica_of_its_initialize(tmp_path: Path) -> None:
+    """Issue 42: the router learns each Mcp-Session-Id from the answer that gives it, and an initialize (no id yet)
+    is balanced on a fresh UUID: twelve agents spread over both replicas, every one's calls on its own."""
+    import anyio
+
+    from tests.mcp.agent import mcp_client
+
+    with replicas_behind_the_router(tmp_path) as (base, port, _):
+        rounds = iter(range(1000))
+        wait_until(lambda: probes_reach(base, port, list(REPLICAS[:2]), str(next(rounds))), "both replicas")
+        held: dict[str, int] = {}
+        statuses: list[int | None] = []
+
+        async def agent(counted: anyio.Event) -> None:
+            async with mcp_client(f"{base}/__mock/mcp") as client:
+                await client.call_tool("mockReset", {})
+                paid = await client.call_tool("mockPayEvent", {"extraordinary_event_conciliation_key": PENDING_EVENT})
+                statuses.append(paid.structured_content["status"])
+                await counted.wait()  # open while the replicas are asked what they hold
+
+        async def agents() -> None:
+            counted = anyio.Event()
+            with anyio.fail_after(120):
+                async with anyio.create_task_group() as group:
+                    for _ in range(12):
+                        group.start_soon(agent, counted)
+                    while len(statuses) < 12:
+                        await anyio.sleep(0.05)
+                    for address in REPLICAS[:2]:
+                        names = sessions_on(address, port)
+                        held[address] = len([name for name in names if name.startswith("mcp-")])
+                    counted.set()
+
+        anyio.run(agents)
+    assert statuses == [200] * 12  # every call of every agent reached the replica holding its session
+    assert all(count > 0 for count in held.values()), held

@@ -30,7 +30,7 @@ SAME_SITE = {"Origin": "http://testserver:9000", "Sec-Fetch-Site": "same-site", 
 # GETs that read admin state, and the world a refused call must leave as it was.
 WORLD = ("/__mock/state", "/__mock/snapshots", "/__mock/sessions", "/__mock/faults", "/__mock/schedules",
          "/__mock/clock", "/__mock/requests", "/__mock/coverage")  # fmt: skip
-PATH_VALUES = {"key": PENDING_EVENT, "account_id": FULL_ACCOUNT, "name": "snap"}
+PATH_VALUES = {"extraordinary_event_conciliation_key": PENDING_EVENT, "account_id": FULL_ACCOUNT, "name": "snap"}
 
 
 @pytest.fixture

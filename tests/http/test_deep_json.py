@@ -22,7 +22,7 @@ from tests.helpers import assert_error
 DEPTHS = (1, 7, MAX_DEPTH, MAX_DEPTH + 1, 255, 256, 300, 989, 990, 5000)
 PATH_VALUES = {
     "account_id": FULL_ACCOUNT,
-    "key": PENDING_EVENT,
+    "extraordinary_event_conciliation_key": PENDING_EVENT,
     "recipient_id": "5b0d7e4a-1f2b-4c3d-9e8f-7a6b5c4d3e2f",
     "name": "deep",
     "fault_id": "fault-1",

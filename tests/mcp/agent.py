@@ -18,6 +18,7 @@ import anyio
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.default_scenario import PENDING_EVENT
 from tests.threaded_server import threaded_server
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ async def call(client: Client, steps: list[Step], tool: str, arguments: dict[str
 
 
 async def journey(client: Client, account: str = ACCOUNT) -> list[Step]:
-    """Register an account, propose a raise, move the clock past the notification period, read the limits; then
-    the journal of what was done."""
+    """Register an account, propose a raise, move the clock past the notification period, pay the default
+    scenario's pending event, read the limits; then the journal of what was done. Every tool is in the default
+    list (issue 42: this flow in at most 8 calls)."""
     steps: list[Step] = []
     await call(client, steps, "mockReset", {"body": {"seed": 1}})  # ids the same on every run
     registration = {
@@ -76,6 +78,7 @@ async def journey(client: Client, account: str = ACCOUNT) -> list[Step]:
     proposal = {"pix": {"transaction_natural_person": RAISE}}
     await call(client, steps, "createLimitUpdateRequest", {"account_id": account, "body": proposal})
     await call(client, steps, "mockAdvanceClock", {"body": {"seconds": TWO_DAYS}})
+    await call(client, steps, "mockPayEvent", {"extraordinary_event_conciliation_key": PENDING_EVENT})
     await call(client, steps, "mockGetAccount", {"account_id": account})
     await call(client, steps, "mockListRequests", {})
     return steps
@@ -89,6 +92,8 @@ def render(steps: list[Step]) -> str:
         body = step.body
         if step.tool == "mockListRequests":
             body = [f"{r['method']} {r['path']} -> {r['status']}" for r in body["requests"]]
+        elif step.tool == "mockPayEvent" and step.status == 200:
+            body = {k: body[k] for k in ("extraordinary_event_conciliation_key", "status", "total_paid_amount")}
         lines.append(f"< {step.status} {json.dumps(body)}")
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.domain.operations import OPERATIONS
+from mock_server.mcp.catalog import compact
 from mock_server.mcp.tools import tools_of
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
@@ -68,25 +68,39 @@ def mcp_sessions(base: str) -> list[str]:
     return [s["name"] for s in sessions if s["name"].startswith("mcp-")]
 
 
-def test_the_official_client_lists_a_tool_per_operation_with_the_specs_schemas(server, specs: Specs) -> None:
+def test_the_official_client_lists_the_default_list_within_budget_and_all_with_the_specs_schemas(
+    server, specs: Specs
+) -> None:
     base, _ = server
     expected = tools_of(specs)
 
-    async def listed() -> tuple[str | None, list[Any]]:
-        async with mcp_client(f"{base}/__mock/mcp") as client:
+    async def listed(url: str) -> tuple[str | None, list[Any]]:
+        async with mcp_client(url) as client:
             return client.session.protocol_version, (await client.list_tools()).tools
 
-    version, tools = run(listed)
+    version, default = run(listed, f"{base}/__mock/mcp")
     assert version in handshake_versions()  # the session-based revision: the client fell back to it
-    by_name = {tool.name: tool for tool in tools}
-    public = {op.operation_id for op in specs.public.operations.values()}
-    assert public == set(OPERATIONS) and public <= set(by_name)
+    assert len(default) <= 12
+    assert len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in default])) <= 16_000
+    _, every = run(listed, f"{base}/__mock/mcp?tools=all")
+    by_name = {tool.name: tool for tool in every}
     admin = {op.operation_id for op in specs.admin.operations.values()} - {"mockMcpMessage", "mockMcpEnd"}
-    assert len(admin - set(by_name)) <= 2
-    assert set(by_name) == set(expected)
+    public = {op.operation_id for op in specs.public.operations.values()}
+    assert set(by_name) == public | admin - {"mockDashboard", "mockDocs", "mockAsset", "mockAdminSpec"} - {
+        "publicSpecYaml",
+        "publicSpecJson",
+    }
     for name, tool in by_name.items():
-        assert tool.input_schema == json.loads(json.dumps(expected[name].input_schema)), name
+        assert tool.input_schema == json.loads(json.dumps(compact(expected[name].input_schema))), name
         assert tool.description == expected[name].description
+
+
+def test_a_tool_list_the_server_has_not_is_refused_in_the_contracts_body(server) -> None:
+    base, _ = server
+    answer = httpx.post(f"{base}/__mock/mcp?tools=everything", json=initialize(), headers=MCP_HEADERS, timeout=10)
+    assert answer.status_code == 400
+    assert answer.json()["code"] == "invalid_request"
+    assert answer.json()["details"] == [{"field": "tools", "message": "must be one of default, api, all, once"}]
 
 
 def test_a_request_of_the_stateless_revision_is_refused_naming_the_session_based_ones(server) -> None:
@@ -112,14 +126,16 @@ def test_a_scripted_agent_registers_raises_advances_and_reads_and_the_journal_sh
             return steps, [mine], journal
 
     steps, [session], journal = run(agent)
-    assert len(steps) <= 8
-    assert [(s.tool, s.status) for s in steps][1:5] == [
+    assert len(steps) <= 8  # issue 42: register, propose, pay, read back, from the default list
+    assert [(s.tool, s.status) for s in steps][1:6] == [
         ("registerAccountLimit", 201),
         ("createLimitUpdateRequest", 201),
         ("mockAdvanceClock", 200),
+        ("mockPayEvent", 200),
         ("mockGetAccount", 200),
     ]
-    account = steps[4].body
+    assert steps[4].body["status"] == "paid"
+    account = steps[5].body
     assert account["limit"]["pix"]["transaction_natural_person"][0]["amount"] == 800000
     assert [(r["operation_id"], r["status"]) for r in journal["requests"]] == [
         ("registerAccountLimit", 201),
@@ -135,7 +151,11 @@ def test_the_calls_count_in_the_servers_coverage(server) -> None:
 
     async def agent() -> None:
         async with mcp_client(f"{base}/__mock/mcp") as client:
-            await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": "nope"})
+            lookup = {
+                "operation_id": "getExtraordinaryEvent",
+                "arguments": {"extraordinary_event_conciliation_key": "x"},
+            }
+            await client.call_tool("call_operation", lookup)
 
     httpx.delete(f"{base}/__mock/coverage", headers={"X-Mock-Admin": "1"}, timeout=10)
     run(agent)
@@ -163,9 +183,8 @@ def test_a_call_naming_a_session_works_there_and_that_session_outlives_the_mcp_s
 
     async def agent() -> None:
         async with mcp_client(f"{base}/__mock/mcp") as client:
-            answer = await client.call_tool(
-                "mockSetClock", {"session": "shared-by-name", "body": {"now": "2026-11-21T10:00:00-03:00"}}
-            )
+            clock = {"session": "shared-by-name", "body": {"now": "2026-11-21T10:00:00-03:00"}}
+            answer = await client.call_tool("call_operation", {"operation_id": "mockSetClock", "arguments": clock})
             assert answer.structured_content["status"] == 200
 
     run(agent)
@@ -204,20 +223,6 @@ def test_sixteen_agents_at_once_each_register_the_same_account_and_see_only_thei
 
     run(all_at_once)
     assert seen == {index: (201, 100000 + index, 1) for index in range(agents)}
-
-
-def test_resources_are_the_two_specs(server) -> None:
-    base, _ = server
-
-    async def agent() -> tuple[list[str], str]:
-        async with mcp_client(f"{base}/__mock/mcp") as client:
-            listed = [str(r.uri) for r in (await client.list_resources()).resources]
-            read = await client.read_resource("mock-server:///__mock/openapi.yaml")
-            return listed, read.contents[0].text  # type: ignore[union-attr]
-
-    listed, admin = run(agent)
-    assert listed == ["mock-server:///openapi.yaml", "mock-server:///__mock/openapi.yaml"]
-    assert admin.startswith("openapi: 3.1.0") and "/__mock/mcp:" in admin
 
 
 def test_a_get_opens_no_stream(server) -> None:
@@ -304,7 +309,7 @@ def test_with_an_admin_token_a_client_with_it_works(guarded) -> None:
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
             mcp_client(streamable_http_client(f"{guarded}/__mock/mcp", http_client=http)) as client,
         ):
-            return await client.call_tool("mockGetClock", {})
+            return await client.call_tool("call_operation", {"operation_id": "mockGetClock"})
 
     assert run(with_token).structured_content["status"] == 200
 
@@ -334,10 +339,14 @@ def test_a_call_an_armed_reset_drops_has_no_status(server) -> None:
     async def agent() -> Any:
         async with mcp_client(f"{base}/__mock/mcp") as client:
             fault = {"operation_id": "getExtraordinaryEvent", "kind": "reset"}
-            armed = await client.call_tool("mockCreateFault", {"body": fault})
+            armed = await client.call_tool(
+                "call_operation", {"operation_id": "mockCreateFault", "arguments": {"body": fault}}
+            )
             assert armed.structured_content["status"] == 201, armed.structured_content
-            key = PENDING_EVENT
-            return await client.call_tool("getExtraordinaryEvent", {"extraordinary_event_conciliation_key": key})
+            lookup = {"extraordinary_event_conciliation_key": PENDING_EVENT}
+            return await client.call_tool(
+                "call_operation", {"operation_id": "getExtraordinaryEvent", "arguments": lookup}
+            )
 
     result = run(agent)
     assert result.structured_content == {"status": None, "body": None}
@@ -372,7 +381,7 @@ def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch)
     async def idle_agent(base: str) -> tuple[list[str], list[str]]:
         async with mcp_client(f"{base}/__mock/mcp") as client:
             await client.call_tool("mockReset", {})
-            listed = await client.call_tool("mockListSessions", {})  # in flight: the session cannot go idle here
+            listed = await client.call_tool("call_operation", {"operation_id": "mockListSessions"})  # in flight
             working = [s["name"] for s in listed.structured_content["body"]["sessions"] if s["name"].startswith("mcp-")]
             for _ in range(600):  # the manager's idle scope fires 3 s after the last request
                 await anyio.sleep(0.1)
@@ -397,10 +406,10 @@ def test_what_an_agent_did_is_verified_and_exported_as_any_clients_calls(server)
     async def agent() -> tuple[Any, Any]:
         async with mcp_client(f"{base}/__mock/mcp") as client:
             await client.call_tool("registerAccountLimit", {"body": registration})
-            verified = await client.call_tool(
-                "mockVerify", {"body": {"operation_id": "registerAccountLimit", "status": 201, "times": 1}}
-            )
-            pact = await client.call_tool("mockGetPact", {"consumer": "agent", "provider": "pix-limits"})
+            verify = {"body": {"operation_id": "registerAccountLimit", "status": 201, "times": 1}}
+            verified = await client.call_tool("call_operation", {"operation_id": "mockVerify", "arguments": verify})
+            export = {"consumer": "agent", "provider": "pix-limits"}
+            pact = await client.call_tool("call_operation", {"operation_id": "mockGetPact", "arguments": export})
             return verified.structured_content, pact.structured_content
 
     verified, pact = run(agent)

@@ -72,3 +72,17 @@ def test_ids_it_never_opened_are_not_tracked() -> None:
     lifetimes.began("other")
     lifetimes.answered("DELETE", "other", 200, None)
     assert ended == [] and lifetimes.open == ["abc"]
+
+
+def test_the_session_closed_for_room_is_the_least_recently_used_with_no_call_in_flight() -> None:
+    lifetimes, _, clock = opened()
+    clock.now += 1
+    lifetimes.answered("POST", None, 200, "def")
+    clock.now += 1
+    lifetimes.answered("POST", None, 200, "ghi")
+    assert lifetimes.least_recently_used_idle() == "abc"
+    lifetimes.began("abc")  # in a call: not idle
+    assert lifetimes.least_recently_used_idle() == "def"
+    lifetimes.began("def")
+    lifetimes.began("ghi")
+    assert lifetimes.least_recently_used_idle() is None

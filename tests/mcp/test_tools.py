@@ -39,9 +39,12 @@ def test_the_input_schema_holds_the_schemas_requests_are_validated_with(specs: S
             properties = schema["properties"]
             for param in op.parameters:
                 if param.location in ("path", "query"):
-                    assert properties[param.name] is param.check.schema, (op.operation_id, param.name)
+                    described = properties[param.name]
+                    assert described["description"], (op.operation_id, param.name)
+                    assert {**described, "description": None} == {**param.check.schema, "description": None}
             if op.body is not None:
-                assert properties[BODY] is op.body.schema
+                assert properties[BODY]["description"]
+                assert {**properties[BODY], "description": None} == {**op.body.schema, "description": None}
                 assert (BODY in schema.get("required", [])) is op.body_required
             else:
                 assert BODY not in properties
