@@ -8,6 +8,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,11 @@ def where(check: Check) -> str:
     """`register-twice 2/2: register the same account_id again`, with the flow's repetition when it repeats."""
     repeat = f" (run {check.number})" if check.number > 1 else ""
     return f"{check.flow.name}{repeat} {check.index + 1}/{len(check.flow.steps)}: {check.step.name}"
+
+
+def check_key(check: Check) -> str:
+    """What names a check from run to run (a baseline's entries): its operation, flow and step."""
+    return f"{check.operation_id}: {where(check)}"
 
 
 def verdict(check: Check) -> str:
@@ -112,12 +118,16 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def junit_xml(verification: Verification, suite_name: str, properties: dict[str, str]) -> bytes:
+def junit_xml(
+    verification: Verification, suite_name: str, properties: dict[str, str], known: Mapping[str, str] | None = None
+) -> bytes:
     """JUnit XML: one testsuite, one testcase per check (classname the operation), a failure per difference and
-    `skipped` for a step not run."""
+    `skipped` for a step not run or a divergence the baseline (`known`: check -> reason) lists."""
     checks = verification.checks
-    failures = sum(1 for c in checks if c.differences)
-    skipped = sum(1 for c in checks if c.not_run is not None)
+    known = known or {}
+    baselined = {id(c) for c in checks if not c.ok and check_key(c) in known}
+    failures = sum(1 for c in checks if c.differences and check_key(c) not in known)
+    skipped = sum(1 for c in checks if c.not_run is not None or (c.differences and check_key(c) in known))
     counts = {"tests": str(len(checks)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
     seconds = f"{verification.seconds:.3f}"
     root = ET.Element("testsuites", {"name": "mock-server verify-provider", **counts, "time": seconds})
@@ -141,7 +151,10 @@ def junit_xml(verification: Verification, suite_name: str, properties: dict[str,
             "testcase",
             {"classname": check.operation_id, "name": _xml_text(where(check)), "time": f"{check.seconds:.3f}"},
         )
-        if check.not_run is not None:
+        if id(check) in baselined:
+            reason = known[check_key(check)] or "listed in the baseline"
+            ET.SubElement(case, "skipped", {"message": _xml_text(f"known divergence (baseline): {reason}")})
+        elif check.not_run is not None:
             ET.SubElement(case, "skipped", {"message": _xml_text(check.not_run)})
         elif check.differences:
             failure = ET.SubElement(case, "failure", {"message": _xml_text(check.differences[0]), "type": "differs"})
@@ -151,5 +164,11 @@ def junit_xml(verification: Verification, suite_name: str, properties: dict[str,
     return document + b"\n"
 
 
-def write_junit(path: Path, verification: Verification, suite_name: str, properties: dict[str, str]) -> None:
-    path.write_bytes(junit_xml(verification, suite_name, properties))
+def write_junit(
+    path: Path,
+    verification: Verification,
+    suite_name: str,
+    properties: dict[str, str],
+    known: Mapping[str, str] | None = None,
+) -> None:
+    path.write_bytes(junit_xml(verification, suite_name, properties, known))
