@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from mock_server.domain.errors import FieldPath
+from mock_server.domain.errors import Detail, FieldPath
 from mock_server.http.session_url import split_session_path
 from mock_server.spec.openapi import Operation, Parameter, Spec
 
@@ -81,12 +81,13 @@ def match_operation(spec: Spec, method: str, path: str) -> tuple[Operation | Non
     if in_session is not None:
         path = in_session[1]
     path_known = False
-    for template, operations in spec.paths().items():
+    operations = spec.paths()
+    for template in spec.document.get("paths") or {}:
         found = _template(template).fullmatch(path)
         if found is None:
             continue
         path_known = True
-        for operation in operations:
+        for operation in operations.get(template, []):
             if operation.method == method:
                 values = [unquote(v) for v in found.groups()]
                 return operation, dict(zip(_names(template), values, strict=True)), True
@@ -156,12 +157,12 @@ def request_problems(spec: Spec, call: Call, at: Locations) -> tuple[Operation |
         problems.append(Problem(f"{operation.operation_id} takes no request body", at.body))
     elif operation.body is not None:
         for detail in operation.body.problems(call.body):
-            problems.append(Problem(f"request body {_field(detail.field)}{detail.message}", field_pointer(at.body, detail.field)))
+            problems.append(Problem(f"request body {_field(detail)}{detail.message}", field_pointer(at.body, detail.path)))
     return operation, problems
 
 
-def _field(path: FieldPath) -> str:
-    return ".".join(str(p) for p in path) + " " if path else ""
+def _field(detail: Detail) -> str:
+    return detail.field + " " if detail.path else ""
 
 
 def response_problems(operation: Operation, call: Call, at: Locations) -> list[Problem]:
@@ -173,5 +174,5 @@ def response_problems(operation: Operation, call: Call, at: Locations) -> list[P
         documented = ", ".join(operation.responses)
         return [Problem(f"status {call.status} is not documented for {operation.operation_id} ({documented})", at.status)]
     return [
-        Problem(f"response body {_field(d.field)}{d.message}", field_pointer(at.response_body, d.field)) for d in found
+        Problem(f"response body {_field(d)}{d.message}", field_pointer(at.response_body, d.path)) for d in found
     ]

@@ -40,6 +40,7 @@ class Change:
     side: str  # operation, request, response, parameter, security
     status: str | None = None  # the response's status, for a response change
     target: str = ""  # the part of a call it touches: /body/a/*/b, /query/name, /headers/name (lower case)
+    renamed_to: str = ""  # a renamed or moved field or parameter: the part of a call it is now
 
     def line(self) -> str:
         return f"{self.operation}: {self.what} at {self.where}" if self.operation else f"{self.what} at {self.where}"
@@ -248,6 +249,7 @@ class _Comparison:
                     side,
                     status=status,
                     target=target,
+                    renamed_to="/body" + pointer(*field, now),
                 )
             elif reading:
                 self.add(True, f"response field {text} removed", at, operation, side, status=status, target=target)
@@ -405,12 +407,13 @@ class _Operations(_Comparison):
             if moved is not None:
                 paired.add(moved)
                 at = new_params[moved][0]
-                self.add(True, f"{location} parameter {param} moved to {moved[0]}", at, name, "parameter", target=target)
+                what = f"{location} parameter {param} moved to {moved[0]}"
+                self.add(True, what, at, name, "parameter", target=target, renamed_to=_target(*moved))
             elif renamed is not None:
                 paired.add(renamed)
                 at, now = new_params[renamed]
                 what = f"{location} parameter {param} renamed to {now['name']}"
-                self.add(True, what, at, name, "parameter", target=target)
+                self.add(True, what, at, name, "parameter", target=target, renamed_to=_target(*renamed))
             else:
                 self.add(False, f"{location} parameter {param} removed", old_at, name, "parameter", target=target)
         for key in fresh:

@@ -128,9 +128,15 @@ def _meets(change: Change, call: Call, problems: Sequence[Problem]) -> bool:
         if change.status is not None and str(call.status) != change.status:
             return False
         return not change.target or _present(call, change.target, response=True)
-    if any(_overlap(p.where, change.target) for p in problems):
+    if any(_explains(change, p) for p in problems):
         return True
-    return ("renamed" in change.what or "moved" in change.what) and _present(call, change.target)
+    return bool(change.renamed_to) and _present(call, change.target)
+
+
+def _explains(change: Change, problem: Problem) -> bool:
+    if change.side in ("operation", "security"):
+        return True
+    return any(_overlap(problem.where, target) for target in (change.target, change.renamed_to) if target)
 
 
 def replay(old: Spec, new: Spec, changes: Iterable[Change], calls: Iterable[RecordedCall]) -> Impact:
@@ -152,7 +158,6 @@ def replay(old: Spec, new: Spec, changes: Iterable[Change], calls: Iterable[Reco
         for change in by_operation.get(f"{operation.method} {operation.path}", []):
             if _meets(change, recorded.call, problems):
                 impact.by_change[change].append(recorded)
-                explained |= {p for p in problems if change.target and _overlap(p.where, change.target)}
-                explained |= set(problems) if change.side in ("operation", "security") else set()
+                explained |= {p for p in problems if _explains(change, p)}
         impact.rejected.extend((recorded, p) for p in problems if p not in explained)
     return impact
