@@ -47,49 +47,87 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Located:
+    """A schema with its `$ref`s followed and its `allOf` members folded in, and where each part of it is written
+    in its document: the pointers a change names."""
+
+    schema: dict[str, Any]
+    at: str
+    properties_at: dict[str, str]
+    items_at: str | None
+
+
+@dataclass(frozen=True)
 class _Side:
-    """One version: its document, for `$ref`s, and which one it is (the pointers name it)."""
+    """One version: its document, for `$ref`s, and which one it is (the messages name it)."""
 
     document: Mapping[str, Any]
     name: str  # "old" or "new"
 
-    def resolve(self, node: Any) -> Any:
-        depth = 0
-        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
-            if not ref.startswith("#"):
-                raise SpecShapeError(f"the {self.name} spec refers outside itself ({ref}): give it bundled")
-            found: Any = self.document
-            for part in ref[1:].split("/")[1:]:
-                key = part.replace("~1", "/").replace("~0", "~")
-                try:
-                    found = found[int(key)] if isinstance(found, list) else found[key]
-                except (KeyError, IndexError, ValueError, TypeError):
-                    raise SpecShapeError(f"the {self.name} spec's {ref} points at nothing") from None
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            node = {"allOf": [found], **siblings} if siblings and isinstance(found, dict) else found
-            depth += 1
-            if depth > MAX_SCHEMA_DEPTH:
-                raise SpecShapeError(f"the {self.name} spec's {ref} refers round in a circle")
-        return node
+    def lookup(self, ref: str) -> tuple[Any, str]:
+        if not ref.startswith("#"):
+            raise SpecShapeError(f"the {self.name} spec refers outside itself ({ref}): give it bundled")
+        found: Any = self.document
+        for part in ref[1:].split("/")[1:]:
+            key = part.replace("~1", "/").replace("~0", "~")
+            try:
+                found = found[int(key)] if isinstance(found, list) else found[key]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise SpecShapeError(f"the {self.name} spec's {ref} points at nothing") from None
+        return found, ref[1:]
 
-    def schema(self, node: Any) -> dict[str, Any]:
-        """The schema with its `$ref`s followed and its `allOf` members folded in (properties and required joined)."""
-        node = self.resolve(node)
-        if not isinstance(node, dict):
-            return {} if node is True or node is None else {"not": {}}
-        if "allOf" not in node:
-            return node
-        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-        for member in node["allOf"] if isinstance(node["allOf"], list) else ():
-            for key, value in self.schema(member).items():
+    def locate(self, node: Any, at: str) -> tuple[Any, str]:
+        """A parameter, request body or response object with its `$ref`s followed, and where it is written."""
+        for _ in range(MAX_SCHEMA_DEPTH):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                return node, at
+            node, at = self.lookup(node["$ref"])
+        raise SpecShapeError(f"the {self.name} spec's references at {at} go round in a circle")
+
+    def resolve(self, node: Any) -> Any:
+        return self.locate(node, "")[0]
+
+    def schema(self, node: Any, at: str, depth: int = 0) -> Located:
+        """The schema at `at`, located: properties and required joined over `allOf` (and a `$ref` with siblings,
+        which OpenAPI 3.1 applies beside them); any other keyword from the first part that has it."""
+        if depth > MAX_SCHEMA_DEPTH:
+            raise SpecShapeError(f"the {self.name} spec's schema at {at} nests or refers too deeply")
+        parts: list[tuple[Any, str]]
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            target, target_at = self.lookup(node["$ref"])
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if not siblings:
+                return self.schema(target, target_at, depth + 1)
+            parts = [(target, target_at), (siblings, at)]
+        elif isinstance(node, dict) and isinstance(node.get("allOf"), list):
+            own = {k: v for k, v in node.items() if k != "allOf"}
+            parts = [(own, at), *((m, f"{at}/allOf/{i}") for i, m in enumerate(node["allOf"]))]
+        elif isinstance(node, dict):
+            properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            return Located(
+                node,
+                at,
+                {name: at + pointer("properties", name) for name in properties},
+                at + "/items" if "items" in node else None,
+            )
+        else:
+            return Located({} if node is True or node is None else {"not": {}}, at, {}, None)
+        merged: dict[str, Any] = {}
+        properties_at: dict[str, str] = {}
+        items_at = None
+        for part, part_at in parts:
+            located = self.schema(part, part_at, depth + 1)
+            for key, value in located.schema.items():
                 if key == "properties" and isinstance(value, dict):
-                    merged["properties"] = {**merged.get("properties", {}), **value}
+                    merged["properties"] = {**value, **merged.get("properties", {})}
                 elif key == "required" and isinstance(value, list):
                     merged["required"] = [*merged.get("required", []), *value]
                 else:
                     merged.setdefault(key, value)
-        return merged
+            for name, name_at in located.properties_at.items():
+                properties_at.setdefault(name, name_at)
+            items_at = items_at or located.items_at
+        return Located(merged, at, properties_at, items_at)
 
 
 def _types(schema: Mapping[str, Any]) -> set[str] | None:
@@ -130,8 +168,9 @@ class _Comparison:
     def schemas(
         self,
         old_raw: Any,
+        old_at: str,
         new_raw: Any,
-        where: str,
+        new_at: str,
         operation: str,
         reading: bool,
         field: tuple[str, ...] = (),
@@ -141,12 +180,13 @@ class _Comparison:
         """Compare a schema's versions: `reading`, a response's (what the client reads), else a request's."""
         if depth > MAX_SCHEMA_DEPTH:
             return
-        old, new = self.old.schema(old_raw), self.new.schema(new_raw)
+        old_located, new_located = self.old.schema(old_raw, old_at), self.new.schema(new_raw, new_at)
+        old, new = old_located.schema, new_located.schema
         side = "response" if reading else "request"
         target = "/body" + pointer(*field)
         name = _field_text(field)
 
-        def add(breaking: bool, what: str, at: str = where) -> None:
+        def add(breaking: bool, what: str, at: str = new_located.at) -> None:
             self.add(breaking, what, at, operation, side, status=status, target=target)
 
         old_types, new_types = _types(old), _types(new)
@@ -178,10 +218,18 @@ class _Comparison:
             else:
                 narrowed = now > was if lower else now < was
             add(not reading and narrowed, f"{side} {name}: {bound} {was} -> {now}")
-        self._objects(old, new, where, operation, reading, field, status, depth, add)
-        if "items" in old and "items" in new:
+        self._objects(old_located, new_located, operation, reading, field, status, depth, add)
+        if "items" in old and "items" in new and old_located.items_at and new_located.items_at:
             self.schemas(
-                old["items"], new["items"], where + "/items", operation, reading, (*field, "*"), status, depth + 1
+                old["items"],
+                old_located.items_at,
+                new["items"],
+                new_located.items_at,
+                operation,
+                reading,
+                (*field, "*"),
+                status,
+                depth + 1,
             )
 
     def _enums(self, old: Mapping[str, Any], new: Mapping[str, Any], add: Any, reading: bool, name: str) -> None:
@@ -204,9 +252,8 @@ class _Comparison:
 
     def _objects(
         self,
-        old: Mapping[str, Any],
-        new: Mapping[str, Any],
-        where: str,
+        old_located: Located,
+        new_located: Located,
         operation: str,
         reading: bool,
         field: tuple[str, ...],
@@ -214,73 +261,65 @@ class _Comparison:
         depth: int,
         add: Any,
     ) -> None:
+        old, new = old_located.schema, new_located.schema
         old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
         new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
         old_required = set(old.get("required") or ()) if isinstance(old.get("required"), list) else set()
         new_required = set(new.get("required") or ()) if isinstance(new.get("required"), list) else set()
+        old_at, new_at = old_located.properties_at, new_located.properties_at
         removed = [n for n in old_props if n not in new_props]
         added = [n for n in new_props if n not in old_props]
         renamed: dict[str, str] = {}
         if not reading:  # a field renamed: one gone, one new of the same schema, in the same object
             for gone in removed:
+                was = self.old.schema(old_props[gone], old_at[gone]).schema
                 same = next(
                     (
                         n
                         for n in added
-                        if n not in renamed.values()
-                        and self.old.schema(old_props[gone]) == self.new.schema(new_props[n])
+                        if n not in renamed.values() and self.new.schema(new_props[n], new_at[n]).schema == was
                     ),
                     None,
                 )
                 if same is not None:
                     renamed[gone] = same
         side = "response" if reading else "request"
+
+        def change(breaking: bool, what: str, at: str, name: str, renamed_to: str = "") -> None:
+            target = "/body" + pointer(*field, name)
+            self.add(breaking, what, at, operation, side, status=status, target=target, renamed_to=renamed_to)
+
         for gone in removed:
-            target = "/body" + pointer(*field, gone)
-            at = where + pointer("properties", gone)
-            text = f"{_field_text((*field, gone))}"
+            text = _field_text((*field, gone))
             if gone in renamed:
                 now = renamed[gone]
-                self.add(
-                    True,
-                    f"request field {text} renamed to {now}",
-                    where + pointer("properties", now),
-                    operation,
-                    side,
-                    status=status,
-                    target=target,
-                    renamed_to="/body" + pointer(*field, now),
-                )
+                what = f"request field {text} renamed to {now}"
+                change(True, what, new_at[now], gone, "/body" + pointer(*field, now))
             elif reading:
-                self.add(True, f"response field {text} removed", at, operation, side, status=status, target=target)
+                change(True, f"response field {text} removed", old_at[gone], gone)
             else:
-                self.add(_closed(new), f"request field {text} removed", at, operation, side, status=status, target=target)
+                change(_closed(new), f"request field {text} removed", old_at[gone], gone)
         for name in added:
             if name in renamed.values():
                 continue
-            at = where + pointer("properties", name)
-            target = "/body" + pointer(*field, name)
             required = name in new_required
-            text = _field_text((*field, name))
-            breaking = not reading and required
-            what = f"{side} field {text} added" + (" (required)" if required and not reading else "")
-            self.add(breaking, what, at, operation, side, status=status, target=target)
+            what = f"{side} field {_field_text((*field, name))} added" + (" (required)" if required and not reading else "")
+            change(not reading and required, what, new_at[name], name)
         for name in old_props:
             if name not in new_props:
                 continue
-            target = "/body" + pointer(*field, name)
             text = _field_text((*field, name))
-            at = where + pointer("properties", name)
+            at = new_at[name]
             if not reading and name in new_required and name not in old_required:
-                self.add(True, f"request field {text} newly required", at, operation, side, status=status, target=target)
+                change(True, f"request field {text} newly required", at, name)
             elif not reading and name in old_required and name not in new_required:
-                self.add(False, f"request field {text} now optional", at, operation, side, status=status, target=target)
+                change(False, f"request field {text} now optional", at, name)
             elif reading and name in old_required and name not in new_required:
-                self.add(True, f"response field {text} no longer always present", at, operation, side, status=status, target=target)
+                change(True, f"response field {text} no longer always present", at, name)
             elif reading and name not in old_required and name in new_required:
-                self.add(False, f"response field {text} now always present", at, operation, side, status=status, target=target)
+                change(False, f"response field {text} now always present", at, name)
             self.schemas(
-                old_props[name], new_props[name], at, operation, reading, (*field, name), status, depth + 1
+                old_props[name], old_at[name], new_props[name], at, operation, reading, (*field, name), status, depth + 1
             )
         if not reading and not _closed(old) and _closed(new):
             add(True, f"request {_field_text(field)}: fields it does not name now refused")
@@ -325,8 +364,8 @@ def _parameters(
     item_where = where.rsplit("/", 1)[0]
     located = [(f"{item_where}/parameters/{i}", raw) for i, raw in enumerate(item.get("parameters") or ())]
     located += [(f"{where}/parameters/{i}", raw) for i, raw in enumerate(operation.get("parameters") or ())]
-    for at, raw in located:
-        parameter = side.resolve(raw)
+    for written_at, raw in located:
+        parameter, at = side.locate(raw, written_at)
         if isinstance(parameter, dict) and "name" in parameter and "in" in parameter:
             name = str(parameter["name"])
             found[(str(parameter["in"]), name.lower() if parameter["in"] == "header" else name)] = (at, parameter)
@@ -341,16 +380,16 @@ def _security(side: _Side, operation: Mapping[str, Any]) -> list[frozenset[str]]
     return [frozenset(r) for r in raw if isinstance(r, dict)]
 
 
-def _json_schema(side: _Side, holder: Any) -> tuple[bool, Any]:
-    """(whether it has a JSON content, its schema) of a request body or response object."""
-    holder = side.resolve(holder)
+def _json_schema(side: _Side, holder: Any, at: str) -> tuple[bool, Any, str]:
+    """(whether it has a JSON content, its schema, where that is written) of a request body or response object."""
+    holder, at = side.locate(holder, at)
     content = holder.get("content") if isinstance(holder, dict) else None
     if not isinstance(content, dict):
-        return False, None
+        return False, None, at
     for media, entry in content.items():
         if str(media).split(";")[0].strip().lower() == JSON and isinstance(entry, dict):
-            return True, entry.get("schema", {})
-    return False, None
+            return True, entry.get("schema", {}), at + pointer("content", str(media), "schema")
+    return False, None, at
 
 
 class _Operations(_Comparison):
@@ -367,8 +406,8 @@ class _Operations(_Comparison):
             if new_path != path:
                 self.add(False, f"path parameter renamed: {path} -> {new_path}", pointer("paths", new_path), name, "operation")
             self._parameters(old_op, old_item, new_op, new_item, where_old, where, name)
-            self._body(old_op, new_op, where, name)
-            self._responses(old_op, new_op, where, name)
+            self._body(old_op, new_op, where_old, where, name)
+            self._responses(old_op, new_op, where_old, where, name)
             old_security, new_security = _security(self.old, old_op), _security(self.new, new_op)
             open_before = frozenset() in old_security
             if set(old_security) != set(new_security):
@@ -432,43 +471,48 @@ class _Operations(_Comparison):
             if new_param.get("required") and not old_param.get("required"):
                 self.add(True, f"{label} newly required", at, name, "parameter", target=target)
             before = len(self.changes)
-            self.schemas(old_param.get("schema", {}), new_param.get("schema", {}), at + "/schema", name, False)
+            old_schema_at = old_params[key][0] + "/schema"
+            self.schemas(old_param.get("schema", {}), old_schema_at, new_param.get("schema", {}), at + "/schema", name, False)
             for index in range(before, len(self.changes)):  # a parameter's value, not a body field
                 change = self.changes[index]
                 what = change.what.replace("request the body", label)
                 self.changes[index] = Change(change.breaking, what, change.where, name, "parameter", target=target)
 
-    def _body(self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], where: str, name: str) -> None:
-        old_body, new_body = self.old.resolve(old_op.get("requestBody")), self.new.resolve(new_op.get("requestBody"))
-        at = where + "/requestBody"
+    def _body(self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str) -> None:
+        old_body, _ = self.old.locate(old_op.get("requestBody"), old_where + "/requestBody")
+        new_body, at = self.new.locate(new_op.get("requestBody"), where + "/requestBody")
         old_required = isinstance(old_body, dict) and bool(old_body.get("required"))
         new_required = isinstance(new_body, dict) and bool(new_body.get("required"))
         if new_required and not old_required:
             self.add(True, "request body newly required", at, name, "request", target="/body")
-        old_json, old_schema = _json_schema(self.old, old_body)
-        new_json, new_schema = _json_schema(self.new, new_body)
+        elif old_required and not new_required:
+            self.add(False, "request body now optional", at, name, "request", target="/body")
+        old_json, old_schema, old_at = _json_schema(self.old, old_body, old_where + "/requestBody")
+        new_json, new_schema, new_at = _json_schema(self.new, new_body, at)
         if old_json and not new_json:
             self.add(True, f"request body no longer takes {JSON}", at, name, "request", target="/body")
         elif old_json and new_json:
-            self.schemas(old_schema, new_schema, at + pointer("content", JSON, "schema"), name, False)
+            self.schemas(old_schema, old_at, new_schema, new_at, name, False)
 
-    def _responses(self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], where: str, name: str) -> None:
+    def _responses(
+        self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str
+    ) -> None:
         old_responses = old_op.get("responses") if isinstance(old_op.get("responses"), dict) else {}
         new_responses = new_op.get("responses") if isinstance(new_op.get("responses"), dict) else {}
         for status, old_response in old_responses.items():
             status = str(status)
             at = where + pointer("responses", status)
             if status not in {str(s) for s in new_responses}:
-                self.add(True, f"status {status} removed", where + pointer("responses", status), name, "response", status=status)
+                self.add(True, f"status {status} removed", old_where + pointer("responses", status), name, "response", status=status)
                 continue
             new_response = next(v for s, v in new_responses.items() if str(s) == status)
-            old_json, old_schema = _json_schema(self.old, old_response)
-            new_json, new_schema = _json_schema(self.new, new_response)
+            old_json, old_schema, old_at = _json_schema(self.old, old_response, old_where + pointer("responses", status))
+            new_json, new_schema, new_at = _json_schema(self.new, new_response, at)
             if old_json and not new_json:
                 self.add(True, f"status {status}: no {JSON} body any more", at, name, "response", status=status, target="/body")
             elif old_json and new_json:
                 before = len(self.changes)
-                self.schemas(old_schema, new_schema, at + pointer("content", JSON, "schema"), name, True, status=status)
+                self.schemas(old_schema, old_at, new_schema, new_at, name, True, status=status)
                 for index in range(before, len(self.changes)):
                     change = self.changes[index]
                     self.changes[index] = Change(
