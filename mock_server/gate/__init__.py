@@ -1,3 +1,1 @@
-"""Release gates without a broker (`mock-server gate`): a consumer's pact checked against the spec (`pact`), the
-breaking changes between two versions of the spec and the recorded calls each one breaks (`spec`), their text and
-JUnit reports; every file read bounded in bytes and nesting."""
+"""Release gates without a broker (`mock-server gate`): a consumer's pact against the spec, a spec change's breaking changes and the recorded calls they break."""
