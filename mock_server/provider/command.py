@@ -261,7 +261,7 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         )
     except Unreachable as exc:
         return _fail(f"the provider cannot be reached: {exc}")
-    for line in text_report(verification, header, quiet=args.quiet):
+    for line in text_report(verification, header, quiet=args.quiet, known=known or ()):
         print(line)
     judged = judge(verification.differing, known) if known is not None else None
     if judged is not None:

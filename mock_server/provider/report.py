@@ -8,7 +8,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -52,12 +52,16 @@ def check_key(check: Check) -> str:
     return f"{check.operation_id}: {where(check)}"
 
 
-def verdict(check: Check) -> str:
-    return "ok" if check.ok else "not run" if check.not_run is not None else "differs"
+def verdict(check: Check, known: Collection[str] = ()) -> str:
+    if check.ok:
+        return "ok"
+    if check_key(check) in known:
+        return "known"
+    return "not run" if check.not_run is not None else "differs"
 
 
-def check_line(check: Check) -> str:
-    line = f"{verdict(check):<{VERDICT_WIDTH}} {check.operation_id:<{OPERATION_WIDTH}} {where(check)}"
+def check_line(check: Check, known: Collection[str] = ()) -> str:
+    line = f"{verdict(check, known):<{VERDICT_WIDTH}} {check.operation_id:<{OPERATION_WIDTH}} {where(check)}"
     return f"{line} ({check.not_run})" if check.not_run is not None else line
 
 
@@ -102,11 +106,14 @@ def summary(verification: Verification) -> list[str]:
     return lines
 
 
-def text_report(verification: Verification, header: str, quiet: bool = False) -> list[str]:
-    """A line per check (`quiet`: per check that is not ok), the summary, then every difference."""
-    shown = [check_line(check) for check in verification.checks if not (quiet and check.ok)]
+def text_report(
+    verification: Verification, header: str, quiet: bool = False, known: Collection[str] = ()
+) -> list[str]:
+    """A line per check (`quiet`: per check that is not ok), the summary, then every difference but those a
+    baseline lists (`known`: their line says `known`; the baseline holds their reason)."""
+    shown = [check_line(check, known) for check in verification.checks if not (quiet and check.ok)]
     lines = [header, "", *shown, *([""] if shown else []), *summary(verification)]
-    differing = [check for check in verification.checks if check.differences]
+    differing = [check for check in verification.checks if check.differences and check_key(check) not in known]
     if differing:
         lines += ["", "Differences (request, the mock's answer as expected, the provider's as actual):"]
         for number, check in enumerate(differing, start=1):
