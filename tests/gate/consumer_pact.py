@@ -5,6 +5,7 @@ the fast tests use (tests/gate/pacts/v3/ and v4/)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ def write_consumer_pact(directory: Path, specification: str = "V4") -> Path:
     specification (V3 or V4) in `directory`."""
     import httpx
     from pact import Pact, match
+
+    os.environ.setdefault("PACT_DO_NOT_TRACK", "true")  # Pact's core reports usage over the network unless told not to
 
     pact = Pact(CONSUMER, PROVIDER).with_specification(specification)
     instalment = {
