@@ -475,8 +475,8 @@ def _serve_parser() -> argparse.ArgumentParser:
         "container's HEALTHCHECK) or "
         "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
         "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
-        "the mock, see `mock-server verify-provider --help`; gate pact|spec: release gates (`mock-server gate --help`); "
-        "pki init DIR: test certificates for mutual TLS "
+        "the mock, see `mock-server verify-provider --help`; gate pact|spec: release gates "
+        "(`mock-server gate --help`); pki init DIR: test certificates for mutual TLS "
         "(`mock-server pki init --help`); record: a provider's answers into a scenario (`mock-server record "
         "--help`); mcp: the mock as an MCP server on stdio, for an agent (`mock-server mcp --help`)",
     )

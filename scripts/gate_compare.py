@@ -88,6 +88,10 @@ def _right(label: str, verdict: str) -> bool:
     return (label == "breaking") == (verdict == "breaking")
 
 
+def _mark(result: dict[str, object], verdict: str) -> str:
+    return "" if _right(str(result["label"]), verdict) else " ✗"
+
+
 def table(results: list[dict[str, object]]) -> str:
     rows = [
         "| change | for a client | `gate spec` | Specmatic 2.55.1 `compare` |",
@@ -96,10 +100,9 @@ def table(results: list[dict[str, object]]) -> str:
     for r in results:
         rules = ", ".join(r["specmatic_rules"]) if r["specmatic_rules"] else ""  # type: ignore[arg-type]
         theirs = f"{r['specmatic']}" + (f" ({rules})" if rules else "")
-        mark = lambda verdict: "" if _right(str(r["label"]), verdict) else " ✗"  # noqa: E731
         rows.append(
-            f"| `{r['name']}` | {r['label']}: {r['why']} | {r['ours']}{mark(str(r['ours']))} | "
-            f"{theirs}{mark(str(r['specmatic']))} |"
+            f"| `{r['name']}` | {r['label']}: {r['why']} | {r['ours']}{_mark(r, str(r['ours']))} | "
+            f"{theirs}{_mark(r, str(r['specmatic']))} |"
         )
     ours_right = sum(_right(str(r["label"]), str(r["ours"])) for r in results)
     theirs_right = sum(_right(str(r["label"]), str(r["specmatic"])) for r in results)
@@ -135,7 +138,8 @@ def main() -> int:
             result = run(mutation, args.timeout)
         results.append(result)
         RESULTS.write_text(json.dumps(results, indent=1), encoding="utf-8")
-        print(f"{result['name']:<40} label {result['label']:<13} ours {result['ours']:<11} specmatic {result['specmatic']}", flush=True)
+        verdicts = f"label {result['label']:<13} ours {result['ours']:<11} specmatic {result['specmatic']}"
+        print(f"{result['name']:<40} {verdicts}", flush=True)
     write_doc(results)
     print(f"wrote the table into {DOC}")
     wrong = [r["name"] for r in results if not _right(str(r["label"]), str(r["ours"]))]

@@ -157,7 +157,9 @@ def request_problems(spec: Spec, call: Call, at: Locations) -> tuple[Operation |
         problems.append(Problem(f"{operation.operation_id} takes no request body", at.body))
     elif operation.body is not None:
         for detail in operation.body.problems(call.body):
-            problems.append(Problem(f"request body {_field(detail)}{detail.message}", field_pointer(at.body, detail.path)))
+            problems.append(
+                Problem(f"request body {_field(detail)}{detail.message}", field_pointer(at.body, detail.path))
+            )
     return operation, problems
 
 
@@ -172,7 +174,7 @@ def response_problems(operation: Operation, call: Call, at: Locations) -> list[P
     found = operation.response_problems(call.status, call.response_body, call.has_response_body)
     if found is None:
         documented = ", ".join(operation.responses)
-        return [Problem(f"status {call.status} is not documented for {operation.operation_id} ({documented})", at.status)]
-    return [
-        Problem(f"response body {_field(d)}{d.message}", field_pointer(at.response_body, d.path)) for d in found
-    ]
+        return [
+            Problem(f"status {call.status} is not documented for {operation.operation_id} ({documented})", at.status)
+        ]
+    return [Problem(f"response body {_field(d)}{d.message}", field_pointer(at.response_body, d.path)) for d in found]

@@ -88,7 +88,9 @@ def load_spec(path: Path) -> tuple[dict[str, Any], Spec]:
                 if check is not None:
                     _ = check.schema
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        raise GateInputError(f"{path}: is not an OpenAPI document this gate reads ({type(exc).__name__}: {exc})") from None
+        raise GateInputError(
+            f"{path}: is not an OpenAPI document this gate reads ({type(exc).__name__}: {exc})"
+        ) from None
     return document, spec
 
 

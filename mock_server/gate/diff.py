@@ -103,7 +103,7 @@ class _Side:
             own = {k: v for k, v in node.items() if k != "allOf"}
             parts = [(own, at), *((m, f"{at}/allOf/{i}") for i, m in enumerate(node["allOf"]))]
         elif isinstance(node, dict):
-            properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            properties = _mapping(node, "properties")
             return Located(
                 node,
                 at,
@@ -128,6 +128,12 @@ class _Side:
                 properties_at.setdefault(name, name_at)
             items_at = items_at or located.items_at
         return Located(merged, at, properties_at, items_at)
+
+
+def _mapping(node: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The object under `key`, or an empty one when there is none (or something else is there)."""
+    found = node.get(key)
+    return found if isinstance(found, dict) else {}
 
 
 def _types(schema: Mapping[str, Any]) -> set[str] | None:
@@ -262,8 +268,8 @@ class _Comparison:
         add: Any,
     ) -> None:
         old, new = old_located.schema, new_located.schema
-        old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-        new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+        old_props = _mapping(old, "properties")
+        new_props = _mapping(new, "properties")
         old_required = set(old.get("required") or ()) if isinstance(old.get("required"), list) else set()
         new_required = set(new.get("required") or ()) if isinstance(new.get("required"), list) else set()
         old_at, new_at = old_located.properties_at, new_located.properties_at
@@ -303,7 +309,9 @@ class _Comparison:
             if name in renamed.values():
                 continue
             required = name in new_required
-            what = f"{side} field {_field_text((*field, name))} added" + (" (required)" if required and not reading else "")
+            what = f"{side} field {_field_text((*field, name))} added" + (
+                " (required)" if required and not reading else ""
+            )
             change(not reading and required, what, new_at[name], name)
         for name in old_props:
             if name not in new_props:
@@ -319,7 +327,15 @@ class _Comparison:
             elif reading and name not in old_required and name in new_required:
                 change(False, f"response field {text} now always present", at, name)
             self.schemas(
-                old_props[name], old_at[name], new_props[name], at, operation, reading, (*field, name), status, depth + 1
+                old_props[name],
+                old_at[name],
+                new_props[name],
+                at,
+                operation,
+                reading,
+                (*field, name),
+                status,
+                depth + 1,
             )
         if not reading and not _closed(old) and _closed(new):
             add(True, f"request {_field_text(field)}: fields it does not name now refused")
@@ -404,7 +420,13 @@ class _Operations(_Comparison):
             _, new_path, new_op, new_item = new_ops[key]
             where = pointer("paths", new_path, method)
             if new_path != path:
-                self.add(False, f"path parameter renamed: {path} -> {new_path}", pointer("paths", new_path), name, "operation")
+                self.add(
+                    False,
+                    f"path parameter renamed: {path} -> {new_path}",
+                    pointer("paths", new_path),
+                    name,
+                    "operation",
+                )
             self._parameters(old_op, old_item, new_op, new_item, where_old, where, name)
             self._body(old_op, new_op, where_old, where, name)
             self._responses(old_op, new_op, where_old, where, name)
@@ -472,13 +494,17 @@ class _Operations(_Comparison):
                 self.add(True, f"{label} newly required", at, name, "parameter", target=target)
             before = len(self.changes)
             old_schema_at = old_params[key][0] + "/schema"
-            self.schemas(old_param.get("schema", {}), old_schema_at, new_param.get("schema", {}), at + "/schema", name, False)
+            self.schemas(
+                old_param.get("schema", {}), old_schema_at, new_param.get("schema", {}), at + "/schema", name, False
+            )
             for index in range(before, len(self.changes)):  # a parameter's value, not a body field
                 change = self.changes[index]
                 what = change.what.replace("request the body", label)
                 self.changes[index] = Change(change.breaking, what, change.where, name, "parameter", target=target)
 
-    def _body(self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str) -> None:
+    def _body(
+        self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str
+    ) -> None:
         old_body, _ = self.old.locate(old_op.get("requestBody"), old_where + "/requestBody")
         new_body, at = self.new.locate(new_op.get("requestBody"), where + "/requestBody")
         old_required = isinstance(old_body, dict) and bool(old_body.get("required"))
@@ -497,34 +523,67 @@ class _Operations(_Comparison):
     def _responses(
         self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str
     ) -> None:
-        old_responses = old_op.get("responses") if isinstance(old_op.get("responses"), dict) else {}
-        new_responses = new_op.get("responses") if isinstance(new_op.get("responses"), dict) else {}
+        old_responses = _mapping(old_op, "responses")
+        new_responses = _mapping(new_op, "responses")
         for status, old_response in old_responses.items():
             status = str(status)
             at = where + pointer("responses", status)
             if status not in {str(s) for s in new_responses}:
-                self.add(True, f"status {status} removed", old_where + pointer("responses", status), name, "response", status=status)
+                self.add(
+                    True,
+                    f"status {status} removed",
+                    old_where + pointer("responses", status),
+                    name,
+                    "response",
+                    status=status,
+                )
                 continue
             new_response = next(v for s, v in new_responses.items() if str(s) == status)
-            old_json, old_schema, old_at = _json_schema(self.old, old_response, old_where + pointer("responses", status))
+            old_json, old_schema, old_at = _json_schema(
+                self.old, old_response, old_where + pointer("responses", status)
+            )
             new_json, new_schema, new_at = _json_schema(self.new, new_response, at)
             if old_json and not new_json:
-                self.add(True, f"status {status}: no {JSON} body any more", at, name, "response", status=status, target="/body")
+                self.add(
+                    True,
+                    f"status {status}: no {JSON} body any more",
+                    at,
+                    name,
+                    "response",
+                    status=status,
+                    target="/body",
+                )
             elif old_json and new_json:
                 before = len(self.changes)
                 self.schemas(old_schema, old_at, new_schema, new_at, name, True, status=status)
                 for index in range(before, len(self.changes)):
                     change = self.changes[index]
                     self.changes[index] = Change(
-                        change.breaking, f"status {status}: {change.what}", change.where, name, "response", status, change.target
+                        change.breaking,
+                        f"status {status}: {change.what}",
+                        change.where,
+                        name,
+                        "response",
+                        status,
+                        change.target,
                     )
         for status in new_responses:
             if str(status) not in {str(s) for s in old_responses}:
-                self.add(False, f"status {status} added", where + pointer("responses", str(status)), name, "response", status=str(status))
+                self.add(
+                    False,
+                    f"status {status} added",
+                    where + pointer("responses", str(status)),
+                    name,
+                    "response",
+                    status=str(status),
+                )
 
 
 def _target(location: str, name: str) -> str:
-    return pointer({"query": "query", "header": "headers", "cookie": "cookies"}.get(location, location), name.lower() if location == "header" else name)
+    return pointer(
+        {"query": "query", "header": "headers", "cookie": "cookies"}.get(location, location),
+        name.lower() if location == "header" else name,
+    )
 
 
 def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:

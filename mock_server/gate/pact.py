@@ -5,6 +5,7 @@ rules, and every provider state one the mock knows (admin/provider_states.py).""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -93,10 +94,8 @@ def _body(part: Mapping[str, Any], version: int, base: str) -> tuple[Any, bool, 
         content_type = body.get("contentType") or content_type
         content = body["content"]
         if isinstance(content, str) and content_type and "json" in content_type and not body.get("encoded"):
-            try:
+            with contextlib.suppress(ValueError):  # not JSON after all: checked as the text it is
                 content = json.loads(content)
-            except ValueError:
-                pass
         return content, True, content_type, base + "/body/content"
     return body, True, content_type or "application/json", base + "/body"
 
@@ -208,12 +207,17 @@ def _walk(value: Any, json_path: str) -> Iterator[tuple[Any, FieldPath]]:
             if part is None:
                 items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
                 following.extend((child, (*at, key)) for key, child in items)
-            elif isinstance(part, int) and isinstance(node, list) and part < len(node):
-                following.append((node[part], (*at, part)))
-            elif isinstance(part, str) and isinstance(node, dict) and part in node:
+            elif _has(node, part):
                 following.append((node[part], (*at, part)))
         selected = following
     yield from selected
+
+
+def _has(node: Any, part: str | int) -> bool:
+    """Whether a list has item `part` (an index) or an object member `part` (a name)."""
+    if isinstance(part, int):
+        return isinstance(node, list) and part < len(node)
+    return isinstance(node, dict) and part in node
 
 
 def _rule_problems(interaction: PactInteraction) -> list[Problem]:

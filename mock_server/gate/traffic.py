@@ -46,7 +46,8 @@ def _journal_call(path: Path, index: int, entry: Mapping[str, Any]) -> RecordedC
         return None  # the mock's own fault, no answer, or a body cut: not a call the client's contract made
     raw_path = str(entry.get("path", "/"))
     route, _, query = raw_path.partition("?")
-    headers = entry.get("request_headers") if isinstance(entry.get("request_headers"), dict) else {}
+    raw_headers = entry.get("request_headers")
+    headers: dict[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}
     body = entry.get("request_body")
     answer = entry.get("response_body")
     call = Call(

@@ -7,8 +7,8 @@ import json
 import re
 import socket
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
 from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -106,9 +106,7 @@ def summary(verification: Verification) -> list[str]:
     return lines
 
 
-def text_report(
-    verification: Verification, header: str, quiet: bool = False, known: Collection[str] = ()
-) -> list[str]:
+def text_report(verification: Verification, header: str, quiet: bool = False, known: Collection[str] = ()) -> list[str]:
     """A line per check (`quiet`: per check that is not ok), the summary, then every difference but those a
     baseline lists (`known`: their line says `known`; the baseline holds their reason)."""
     shown = [check_line(check, known) for check in verification.checks if not (quiet and check.ok)]

@@ -114,7 +114,6 @@ def write_consumer_pact(directory: Path, specification: str = "V4") -> Path:
     return directory / f"{CONSUMER}-{PROVIDER}.json"
 
 
-
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else PACTS
     for version in ("V3", "V4"):

@@ -26,8 +26,8 @@ class Mutation:
     name: str
     breaking: bool
     why: str  # for a client of the old spec
-    change: Callable[[Document], None]
-    base: Callable[[Document], None] | None = None
+    change: Callable[[Document], object]  # changes the document in place (what it returns is not used)
+    base: Callable[[Document], object] | None = None
 
     def versions(self) -> tuple[Document, Document]:
         old = shipped()
@@ -97,13 +97,19 @@ def _header_renamed(doc: Document) -> None:
 BREAKING: tuple[Mutation, ...] = (
     Mutation("operation-removed", True, "its calls get 404/405", lambda d: d["paths"][ACCOUNTS].pop("post")),
     Mutation(
-        "status-removed", True, "a documented answer it handles is gone", lambda d: op(d, EVENT, "get")["responses"].pop("404")
+        "status-removed",
+        True,
+        "a documented answer it handles is gone",
+        lambda d: op(d, EVENT, "get")["responses"].pop("404"),
     ),
     Mutation(
         "response-field-removed",
         True,
         "it reads paid_at",
-        lambda d: (schema(d, "ExtraordinaryEvent")["properties"].pop("paid_at"), schema(d, "ExtraordinaryEvent")["required"].remove("paid_at")),
+        lambda d: (
+            schema(d, "ExtraordinaryEvent")["properties"].pop("paid_at"),
+            schema(d, "ExtraordinaryEvent")["required"].remove("paid_at"),
+        ),
     ),
     Mutation(
         "response-field-optional",
@@ -163,7 +169,10 @@ BREAKING: tuple[Mutation, ...] = (
         lambda d: _set(schema(d, "LimitWindow")["properties"]["amount"], type="string"),
     ),
     Mutation(
-        "request-format-added", True, "its account ids are no UUIDs", lambda d: _set(schema(d, "AccountId"), format="uuid")
+        "request-format-added",
+        True,
+        "its account ids are no UUIDs",
+        lambda d: _set(schema(d, "AccountId"), format="uuid"),
     ),
     Mutation(
         "request-enum-added",
@@ -189,8 +198,18 @@ BREAKING: tuple[Mutation, ...] = (
         "a zero cap refused",
         lambda d: _set(schema(d, "LimitWindow")["properties"]["amount"], minimum=1),
     ),
-    Mutation("request-max-items-lowered", True, "a night window refused", lambda d: _set(schema(d, "LimitWindows"), maxItems=1)),
-    Mutation("request-max-length-lowered", True, "long account ids refused", lambda d: _set(schema(d, "AccountId"), maxLength=16)),
+    Mutation(
+        "request-max-items-lowered",
+        True,
+        "a night window refused",
+        lambda d: _set(schema(d, "LimitWindows"), maxItems=1),
+    ),
+    Mutation(
+        "request-max-length-lowered",
+        True,
+        "long account ids refused",
+        lambda d: _set(schema(d, "AccountId"), maxLength=16),
+    ),
     Mutation(
         "path-parameter-narrowed",
         True,
@@ -231,7 +250,10 @@ BREAKING: tuple[Mutation, ...] = (
         "request-body-newly-required",
         True,
         "it sends no body",
-        lambda d: _set(op(d, EVENT, "get"), requestBody={"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}),
+        lambda d: _set(
+            op(d, EVENT, "get"),
+            requestBody={"required": True, "content": {"application/json": {"schema": {"type": "object"}}}},
+        ),
     ),
 )
 

@@ -5,9 +5,10 @@ The files: `openapi.yaml` (the shipped spec), `openapi-next.yaml` (it with NEXT_
 an account id's bound lowered, a status added), `journal.json` (a client's flow through the seven operations as
 GET /__mock/requests exports it, seed 1), `pacts/pix-client-pix-limits.json` (the pact pact-python's consumer DSL
 wrote: tests/gate/consumer_pact.py) and `pacts/pix-client-pix-limits-drifted.json` (it after the consumer drifted:
-DRIFT). SETUP `gate` runs the commands there; `one-defect`, `two-defects` and `three-defects` serve a provider with those planted
-defects (tests/planted_defects.py) where the page says http://127.0.0.1:8001, and keep the run's baseline file
-from block to block. The time a verification took, the instants and the ids the provider makes up are not compared.
+`drift`). SETUP `gate` runs the commands there; `one-defect`, `two-defects` and `three-defects` serve a provider
+with those planted defects (tests/planted_defects.py) where the page says http://127.0.0.1:8001; the baseline
+file a block writes stays for the next. The time a verification took, the instants and the ids the provider
+makes up are not compared.
 
 `python -m tests.gate.test_docs_page` prints every block as this machine runs it (to write the page)."""
 
@@ -24,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from starlette.types import ASGIApp
 
 from mock_server import cli
@@ -87,9 +87,7 @@ def blocks(markdown: str) -> list[Block]:
 def masked(lines: list[str]) -> list[str]:
     """The lines without what differs from run to run: the seconds a run took, the instants the provider's clock
     and the mock's gave, the ids the provider made up."""
-    return [
-        _MADE_UP_ID.sub(r'"\1": "ID"', _INSTANT.sub("INSTANT", _SECONDS.sub(", N s: ", line))) for line in lines
-    ]
+    return [_MADE_UP_ID.sub(r'"\1": "ID"', _INSTANT.sub("INSTANT", _SECONDS.sub(", N s: ", line))) for line in lines]
 
 
 def write_files(directory: Path) -> None:
@@ -106,11 +104,11 @@ def write_files(directory: Path) -> None:
     pacts.mkdir()
     shutil.copy(CHECKED_IN["v4"], pacts / "pix-client-pix-limits.json")
     drifted = json.loads(CHECKED_IN["v4"].read_text(encoding="utf-8"))
-    DRIFT(drifted)
+    drift(drifted)
     (pacts / "pix-client-pix-limits-drifted.json").write_text(json.dumps(drifted, indent=1), encoding="utf-8")
 
 
-def DRIFT(pact: dict[str, Any]) -> None:  # noqa: N802  (named as the page names it)
+def drift(pact: dict[str, Any]) -> None:
     """The consumer's pact after it drifted: it now expects a 200 to a registration and a state the mock lacks."""
     by_description = {i["description"]: i for i in pact["interactions"]}
     by_description["a registration of a new account"]["response"]["status"] = 200

@@ -98,7 +98,10 @@ def test_a_v2_pact_is_read_too_and_its_rules_honoured(capsys, tmp_path: Path) ->
 
 def _wrong_path(document: dict[str, Any]) -> tuple[str, str]:
     interaction(document, "a lookup of a paid event")["request"]["path"] = "/event_conciliation/events/x"
-    return "a lookup of a paid event", "/event_conciliation/events/x is no path of the spec at /interactions/0/request/path"
+    return (
+        "a lookup of a paid event",
+        "/event_conciliation/events/x is no path of the spec at /interactions/0/request/path",
+    )
 
 
 def _undocumented_status(document: dict[str, Any]) -> tuple[str, str]:
@@ -137,7 +140,9 @@ def _unknown_state(document: dict[str, Any]) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(
-    "defect", [_wrong_path, _undocumented_status, _wrong_type, _missing_required, _unknown_state], ids=lambda d: d.__name__
+    "defect",
+    [_wrong_path, _undocumented_status, _wrong_type, _missing_required, _unknown_state],
+    ids=lambda d: d.__name__,
 )
 def test_each_way_out_of_the_spec_is_one_line_naming_the_interaction(capsys, tmp_path: Path, defect: Any) -> None:
     document = pact_document()
@@ -200,12 +205,31 @@ def _deep(depth: int) -> str:
         ('{"interactions": [1]}', "interaction /interactions/0 is not an object"),
         (_deep(100), "nests lists and objects more than 64 deep"),
         (_deep(100_000), "nests lists and objects more than 64 deep"),
-        ("a: &a [1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefg", "bcdefgh", strict=True)), "holds more than 2000000 values"),
+        (
+            "a: &a [1, 1, 1, 1, 1, 1, 1, 1]\n"
+            + "".join(
+                f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, c in zip("abcdefg", "bcdefgh", strict=True)
+            ),
+            "holds more than 2000000 values",
+        ),
         (b"\xff\xfe", "is not UTF-8 text"),
     ],
-    ids=["missing", "not-json", "a-list", "no-interactions", "not-an-object", "deep", "very-deep", "alias-bomb", "not-utf8"],
+    ids=[
+        "missing",
+        "not-json",
+        "a-list",
+        "no-interactions",
+        "not-an-object",
+        "deep",
+        "very-deep",
+        "alias-bomb",
+        "not-utf8",
+    ],
 )
-def test_an_unreadable_pact_exits_2_in_one_line(capsys, tmp_path: Path, content: str | bytes | None, message: str) -> None:
+def test_an_unreadable_pact_exits_2_in_one_line(
+    capsys, tmp_path: Path, content: str | bytes | None, message: str
+) -> None:
     path = tmp_path / "pact.json"
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -229,7 +253,10 @@ def test_a_file_over_the_size_bound_is_refused_unread(capsys, tmp_path: Path, mo
     ("spec", "message"),
     [
         ("openapi: 2.0\n", "is not an OpenAPI 3 document"),
-        ('{"openapi": "3.1.0", "paths": {"/x": {"get": {"responses": {"200": {"$ref": "other.yaml#/r"}}}}}}', "is not an OpenAPI document this gate reads"),
+        (
+            '{"openapi": "3.1.0", "paths": {"/x": {"get": {"responses": {"200": {"$ref": "other.yaml#/r"}}}}}}',
+            "is not an OpenAPI document this gate reads",
+        ),
     ],
 )
 def test_an_unreadable_spec_exits_2(capsys, tmp_path: Path, spec: str, message: str) -> None:

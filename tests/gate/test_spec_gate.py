@@ -105,11 +105,34 @@ def named_calls(out: str, change: str) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "change", "calls"),
     [
-        ("operation-removed", "POST /limits/account: operation removed", ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"]),
-        ("request-field-renamed", "registration_date renamed to registered_at", ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"]),
-        ("response-field-removed", "response field paid_at removed", ["0 GET /event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11 -> 200", "1 GET /event_conciliation/extraordinary_event/5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66 -> 200"]),
-        ("status-removed", "status 404 removed", ["2 GET /event_conciliation/extraordinary_event/00000000-0000-4000-8000-000000000000 -> 404"]),
-        ("request-max-items-lowered", "POST /limits/account: request limit.pix.withdraw: maxItems 2 -> 1", ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"]),
+        (
+            "operation-removed",
+            "POST /limits/account: operation removed",
+            ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"],
+        ),
+        (
+            "request-field-renamed",
+            "registration_date renamed to registered_at",
+            ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"],
+        ),
+        (
+            "response-field-removed",
+            "response field paid_at removed",
+            [
+                "0 GET /event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11 -> 200",
+                "1 GET /event_conciliation/extraordinary_event/5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66 -> 200",
+            ],
+        ),
+        (
+            "status-removed",
+            "status 404 removed",
+            ["2 GET /event_conciliation/extraordinary_event/00000000-0000-4000-8000-000000000000 -> 404"],
+        ),
+        (
+            "request-max-items-lowered",
+            "POST /limits/account: request limit.pix.withdraw: maxItems 2 -> 1",
+            ["3 POST /limits/account -> 201", "4 POST /limits/account -> 409"],
+        ),
     ],
 )
 def test_with_a_journal_the_lines_name_the_recorded_calls_that_break(
@@ -124,7 +147,9 @@ def test_with_a_journal_the_lines_name_the_recorded_calls_that_break(
 
 
 @pytest.mark.parametrize("name", ["header-parameter-renamed", "request-max-length-lowered", "query-parameter-renamed"])
-def test_a_breaking_change_no_recorded_call_meets_passes_with_traffic(capsys, tmp_path: Path, journal: Path, name: str) -> None:
+def test_a_breaking_change_no_recorded_call_meets_passes_with_traffic(
+    capsys, tmp_path: Path, journal: Path, name: str
+) -> None:
     """The flow sends no X-Mock-Session, no account id over 16 characters, no ?fields=: nothing it did breaks."""
     mutation = next(m for m in CORPUS if m.name == name)
     old_path, new_path = versions(tmp_path, mutation)
@@ -141,7 +166,9 @@ def test_a_pact_is_traffic_too(capsys, tmp_path: Path) -> None:
     old_path, new_path = versions(tmp_path, mutation)
     status, out, _ = gate(capsys, "spec", "--old", old_path, "--new", new_path, "--traffic", CHECKED_IN["v4"])
     assert status == 1
-    assert named_calls(out, "renamed") == [f'{CHECKED_IN["v4"]} "a registration of a new account" POST /limits/account -> 201']
+    assert named_calls(out, "renamed") == [
+        f'{CHECKED_IN["v4"]} "a registration of a new account" POST /limits/account -> 201'
+    ]
 
 
 def test_the_junit_report_fails_only_the_changes_that_break_calls(capsys, tmp_path: Path, journal: Path) -> None:
@@ -177,7 +204,9 @@ def test_unreadable_traffic_exits_2(capsys, tmp_path: Path, traffic: str, messag
 def test_a_spec_with_a_ref_to_nothing_exits_2(capsys, tmp_path: Path) -> None:
     spec = data_path("openapi.yaml")
     broken = tmp_path / "new.yaml"
-    broken.write_text(spec.read_text(encoding="utf-8").replace("#/components/schemas/Money", "#/components/schemas/Cash"))
+    broken.write_text(
+        spec.read_text(encoding="utf-8").replace("#/components/schemas/Money", "#/components/schemas/Cash")
+    )
     status, _, err = gate(capsys, "spec", "--old", spec, "--new", broken)
     assert status == 2
     assert str(broken) in err

@@ -1,11 +1,13 @@
 """verify-provider --baseline / --write-baseline: a provider with two planted defects adopts the gate with a
 baseline holding both (exit 0, "2 known"); a third defect fails the run naming only it; a defect fixed is reported
-fixed; the baseline is byte-stable from run to run; the JUnit report skips the known ones with their reason (five verify-provider runs in all)."""
+fixed; the baseline is byte-stable from run to run; the JUnit report skips the known ones with their reason
+(five verify-provider runs in all)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -39,9 +41,9 @@ def listed(out: str, kind: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def two_defects() -> str:
+def two_defects() -> Iterator[str]:
     with serve(provider(*KNOWN)) as url:
-        yield url  # type: ignore[misc]
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +107,16 @@ def test_a_fixed_defect_is_reported_fixed(capsys, baseline: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "cannot be read"), ("[]", "is not a baseline"), ("{", "is not JSON"), ('{"divergences": [{}]}', "is not a baseline")],
+    [
+        (None, "cannot be read"),
+        ("[]", "is not a baseline"),
+        ("{", "is not JSON"),
+        ('{"divergences": [{}]}', "is not a baseline"),
+    ],
 )
-def test_an_unusable_baseline_exits_2_before_any_call(capsys, tmp_path: Path, content: str | None, message: str) -> None:
+def test_an_unusable_baseline_exits_2_before_any_call(
+    capsys, tmp_path: Path, content: str | None, message: str
+) -> None:
     path = tmp_path / "baseline.json"
     if content is not None:
         path.write_text(content, encoding="utf-8")
