@@ -5,7 +5,7 @@ through both; the verdicts side by side go into docs/gate.md, between its gate-c
 Each Specmatic run starts a JVM and generates examples for the whole spec: about 20 s of CPU, a minute or more of
 wall time on a busy machine. Results are kept in .tools/gate-compare/results.json as they come, so an interrupted
 run goes on where it stopped (`--fresh` starts over).
-Usage: python scripts/gate_compare.py [--fresh] [--timeout SECONDS]
+Usage: python scripts/gate_compare.py [--fresh] [--timeout SECONDS] [--table-only]
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def specmatic(old: Path, new: Path, timeout: float, log: Path) -> tuple[str, lis
     return "error", rules
 
 
-def run(mutation: Mutation, timeout: float) -> dict[str, object]:
+def run(mutation: Mutation, timeout: float | None) -> dict[str, object]:
+    """Both verdicts on one case (`timeout` None: ours alone, Specmatic's left `not run`)."""
     old_document, new_document = (shipped(), shipped()) if mutation is IDENTICAL else mutation.versions()
     folder = WORK / mutation.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,7 @@ def run(mutation: Mutation, timeout: float) -> dict[str, object]:
     new.write_text(json.dumps(new_document, indent=1), encoding="utf-8")
     breaking, listed = ours(old, new)
     started = time.monotonic()
-    theirs, rules = specmatic(old, new, timeout, folder / "specmatic.log")
+    theirs, rules = specmatic(old, new, timeout, folder / "specmatic.log") if timeout is not None else ("not run", [])
     return {
         "name": mutation.name,
         "label": "breaking" if mutation.breaking else "not breaking",
@@ -89,7 +90,7 @@ def _right(label: str, verdict: str) -> bool:
 
 
 def _mark(result: dict[str, object], verdict: str) -> str:
-    return "" if _right(str(result["label"]), verdict) else " ✗"
+    return "" if verdict == "not run" or _right(str(result["label"]), verdict) else " ✗"
 
 
 def table(results: list[dict[str, object]]) -> str:
@@ -105,11 +106,15 @@ def table(results: list[dict[str, object]]) -> str:
             f"{theirs}{_mark(r, str(r['specmatic']))} |"
         )
     ours_right = sum(_right(str(r["label"]), str(r["ours"])) for r in results)
-    theirs_right = sum(_right(str(r["label"]), str(r["specmatic"])) for r in results)
+    ran = [r for r in results if r["specmatic"] != "not run"]
+    theirs_right = sum(_right(str(r["label"]), str(r["specmatic"])) for r in ran)
+    left = len(results) - len(ran)
+    untried = f" {left} of the {len(results)} cases were not run through Specmatic yet (`not run`)." if left else ""
     summary = (
         f"\n{len(results)} cases (the shipped spec against itself, then {len(results) - 1} changes): `gate spec` "
-        f"agrees with the label on {ours_right}, Specmatic {SPECMATIC_VERSION} `compare` on {theirs_right} "
-        "(✗ marks a verdict that disagrees with the label)."
+        f"agrees with the label on {ours_right}, Specmatic {SPECMATIC_VERSION} `compare` on {theirs_right} of "
+        f"the {len(ran)} it ran "
+        f"(✗ marks a verdict that disagrees with the label).{untried}"
     )
     return "\n".join(rows) + "\n" + summary
 
@@ -125,7 +130,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh", action="store_true", help="forget the results of an earlier run")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for one Specmatic run")
+    parser.add_argument(
+        "--table-only", action="store_true", help="write docs/gate.md's table from the results kept so far, run nothing"
+    )
     args = parser.parse_args()
+    if args.table_only:
+        kept = {r["name"]: r for r in json.loads(RESULTS.read_text(encoding="utf-8"))} if RESULTS.exists() else {}
+        write_doc([kept.get(m.name) or run(m, None) for m in (IDENTICAL, *CORPUS)])
+        return 0
     ensure_specmatic()
     WORK.mkdir(parents=True, exist_ok=True)
     done: dict[str, dict[str, object]] = {}
@@ -134,7 +146,7 @@ def main() -> int:
     results = []
     for mutation in (IDENTICAL, *CORPUS):
         result = done.get(mutation.name)
-        if result is None or result["specmatic"] in ("timeout", "error"):
+        if result is None or result["specmatic"] in ("timeout", "error", "not run"):
             result = run(mutation, args.timeout)
         results.append(result)
         RESULTS.write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -27,37 +27,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
 
 
-def parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROG,
-        description="Release gates without a broker: a consumer's pact against the spec, and the breaking changes "
-        "between two versions of the spec with the recorded calls each one breaks.",
-        epilog=EPILOG,
-    )
-    commands = parser.add_subparsers(dest="gate", required=True, metavar="{pact,spec}", parser_class=_Parser)
-    pact = commands.add_parser(
-        "pact",
-        help="check Pact files (V2, V3, V4) against the spec",
-        description="Check each HTTP interaction of Pact files (V2, V3 or V4) against the spec: a request the spec "
-        "accepts (method, path, parameters, required headers, body), a documented status, a response example "
-        "valid for that status's schema and true to its matching rules, provider states the mock knows. One "
-        "line per incompatible interaction.",
-        epilog=EPILOG,
-    )
-    pact.add_argument("files", nargs="+", type=Path, metavar="FILE", help="Pact files")
-    pact.add_argument("--spec", type=Path, metavar="FILE", help="the OpenAPI document (default: the shipped one)")
-    pact.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, one testcase per interaction")
-    spec = commands.add_parser(
-        "spec",
-        help="breaking changes between two spec versions, and the recorded calls they break",
-        description="List the changes from --old to --new that break a client (with a JSON pointer each), then "
-        "the ones that do not. With --traffic, replay every recorded call through the new spec and name the calls "
-        "each breaking change breaks: then only broken calls fail the gate.",
-        epilog=EPILOG,
-    )
-    spec.add_argument("--old", type=Path, required=True, metavar="FILE", help="the spec clients were built on")
-    spec.add_argument("--new", type=Path, required=True, metavar="FILE", help="the spec to release")
-    spec.add_argument(
+PACT_HELP = "check Pact files (V2, V3, V4) against the spec"
+PACT_DESCRIPTION = (
+    "Check each HTTP interaction of Pact files (V2, V3 or V4) against the spec: a request the spec accepts (method, "
+    "path, parameters, required headers, body), a documented status, a response example valid for that status's "
+    "schema and true to its matching rules, provider states the mock knows. One line per incompatible interaction."
+)
+SPEC_HELP = "breaking changes between two spec versions, and the recorded calls they break"
+SPEC_DESCRIPTION = (
+    "List the changes from --old to --new that break a client (with a JSON pointer each), then the ones that do not. "
+    "With --traffic, replay every recorded call through the new spec and name the calls each breaking change "
+    "breaks: then only broken calls fail the gate."
+)
+
+
+def _pact_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="Pact files")
+    parser.add_argument("--spec", type=Path, metavar="FILE", help="the OpenAPI document (default: the shipped one)")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, one testcase per interaction")
+
+
+def _spec_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--old", type=Path, required=True, metavar="FILE", help="the spec clients were built on")
+    parser.add_argument("--new", type=Path, required=True, metavar="FILE", help="the spec to release")
+    parser.add_argument(
         "--traffic",
         type=Path,
         action="append",
@@ -65,7 +58,32 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="recorded calls: a Pact file, or the journal as GET /__mock/requests exports it (repeatable)",
     )
-    spec.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, one testcase per change")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, one testcase per change")
+
+
+GATES = {"pact": (PACT_HELP, PACT_DESCRIPTION, _pact_options), "spec": (SPEC_HELP, SPEC_DESCRIPTION, _spec_options)}
+
+
+def parser() -> argparse.ArgumentParser:
+    """`mock-server gate`: its gates named (each parses its own options: `gate_parser`)."""
+    parser = _Parser(
+        prog=PROG,
+        description="Release gates without a broker: a consumer's pact against the spec, and the breaking changes "
+        "between two versions of the spec with the recorded calls each one breaks.",
+        epilog=EPILOG,
+    )
+    commands = parser.add_subparsers(
+        dest="gate", required=True, metavar="{pact,spec}", parser_class=_Parser, help="the gate: pact or spec"
+    )
+    for name, (summary, _, _) in GATES.items():
+        commands.add_parser(name, help=f"{summary} (`{PROG} {name} --help`)", add_help=False)
+    return parser
+
+
+def gate_parser(name: str) -> argparse.ArgumentParser:
+    _, description, options = GATES[name]
+    parser = _Parser(prog=f"{PROG} {name}", description=description, epilog=EPILOG)
+    options(parser)
     return parser
 
 
@@ -140,8 +158,12 @@ def spec_main(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
+    arguments = list(argv)
     try:
-        args = parser().parse_args(list(argv))
+        if not arguments or arguments[0] not in GATES:
+            parser().parse_args(arguments)  # --help, or a usage error: both exit
+            return EXIT_USAGE
+        args = gate_parser(arguments[0]).parse_args(arguments[1:])
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    return pact_main(args) if args.gate == "pact" else spec_main(args)
+    return pact_main(args) if arguments[0] == "pact" else spec_main(args)
