@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mock_server.spec.openapi import fast_safe_loader
+from mock_server.wire.files import UnreadableFile, read_bounded
 
 MAX_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
@@ -39,12 +40,9 @@ def _bounded(path: Path, document: Any) -> Any:
 
 def read_text(path: Path) -> str:
     try:
-        with path.open("rb") as source:
-            data = source.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise GateInputError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise GateInputError(f"{path}: is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        data = read_bounded(path, MAX_BYTES)
+    except UnreadableFile as exc:
+        raise GateInputError(str(exc)) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mock_server.provider.report import check_key
 from mock_server.provider.runner import Check
+from mock_server.wire.files import UnreadableFile, read_bounded
 
 MAX_BASELINE_BYTES = 4 * 1024 * 1024
 # What differs from run to run in a difference's words: the accounts a run registers carry its run id.
@@ -36,12 +37,9 @@ def reason(check: Check) -> str:
 def read_baseline(path: Path) -> dict[str, str]:
     """check -> reason, as the file lists them."""
     try:
-        with path.open("rb") as source:
-            data = source.read(MAX_BASELINE_BYTES + 1)
-    except OSError as exc:
-        raise BaselineFileError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_BASELINE_BYTES:
-        raise BaselineFileError(f"{path}: is larger than {MAX_BASELINE_BYTES // (1024 * 1024)} MiB")
+        data = read_bounded(path, MAX_BASELINE_BYTES)
+    except UnreadableFile as exc:
+        raise BaselineFileError(str(exc)) from None
     try:
         document = json.loads(data)
     except (ValueError, RecursionError) as exc:

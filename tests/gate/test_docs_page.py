@@ -21,7 +21,6 @@ import re
 import shlex
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,8 @@ from tests.gate.consumer_pact import CHECKED_IN
 from tests.gate.mutations import CORPUS, shipped
 from tests.pact_flow import run_flow
 from tests.planted_defects import DEFECTS, mock_app, serve
+from tests.provider import test_docs_examples as verify_provider_page
+from tests.provider.test_docs_examples import Block, Command
 from tests.whole_answer_client import WholeAnswerTestClient
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "gate.md"
@@ -51,37 +52,9 @@ THIRD = "notification-never-awaited"
 SETUPS = {"one-defect": KNOWN[:1], "two-defects": KNOWN, "three-defects": (*KNOWN, THIRD)}
 
 
-@dataclass
-class Command:
-    text: str
-    output: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Block:
-    setup: str
-    commands: list[Command] = field(default_factory=list)
-
-
 def blocks(markdown: str) -> list[Block]:
-    found: list[Block] = []
-    setup: str | None = None
-    current: Block | None = None
-    for line in markdown.splitlines():
-        marker = MARKER.match(line)
-        if marker is not None:
-            setup = marker["setup"]
-        elif line == "```text" and setup is not None:
-            current, setup = Block(setup), None
-            found.append(current)
-        elif line == "```" and current is not None:
-            current = None
-        elif current is not None:
-            if line.startswith(PROMPT):
-                current.commands.append(Command(line[len(PROMPT) :]))
-            else:
-                current.commands[-1].output.append(line)
-    return found
+    """The page's replayed blocks, read as docs/verify-provider.md's are."""
+    return verify_provider_page.blocks(markdown, MARKER)
 
 
 def masked(lines: list[str]) -> list[str]:

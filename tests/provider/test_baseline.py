@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
