@@ -105,7 +105,14 @@ def load_spec(path: Path) -> tuple[dict[str, Any], Spec]:
             for check in checks:
                 if check is not None:
                     _ = check.schema
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+    except KeyError as exc:
+        missing = str(exc.args[0]) if exc.args else ""
+        if missing.startswith(("file:", "http:", "https:")):  # a $ref into a document not loaded: another file
+            raise GateInputError(f"{path}: refers to another document ({missing}): give the spec bundled") from None
+        raise GateInputError(
+            f"{path}: is not an OpenAPI document this gate reads (no {missing!r} where needed)"
+        ) from None
+    except (IndexError, TypeError, ValueError, AttributeError) as exc:
         raise GateInputError(
             f"{path}: is not an OpenAPI document this gate reads ({type(exc).__name__}: {exc})"
         ) from None

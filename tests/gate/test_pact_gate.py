@@ -254,8 +254,13 @@ def test_a_file_over_the_size_bound_is_refused_unread(capsys, tmp_path: Path, mo
     [
         ("openapi: 2.0\n", "is not an OpenAPI 3 document"),
         (
-            '{"openapi": "3.1.0", "paths": {"/x": {"get": {"responses": {"200": {"$ref": "other.yaml#/r"}}}}}}',
-            "is not an OpenAPI document this gate reads",
+            '{"openapi": "3.1.0", "paths": {"/x": {"get": {"responses": {"200": {"description": "x"}}}}}}',
+            "is not an OpenAPI document this gate reads (no 'operationId' where needed)",
+        ),
+        (
+            '{"openapi": "3.1.0", "paths": {"/x": {"get": {"operationId": "x", "responses": {"200": {"$ref": '
+            '"other.yaml#/r"}}}}}}',
+            "refers to another document",
         ),
     ],
 )
