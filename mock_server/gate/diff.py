@@ -223,7 +223,8 @@ class _Comparison:
                 narrowed = True
             else:
                 narrowed = now > was if lower else now < was
-            add(not reading and narrowed, f"{side} {name}: {bound} {was} -> {now}")
+            shown = f"{'none' if was is None else was} -> {'none' if now is None else now}"
+            add(not reading and narrowed, f"{side} {name}: {bound} {shown}")
         self._objects(old_located, new_located, operation, reading, field, status, depth, add)
         if "items" in old and "items" in new and old_located.items_at and new_located.items_at:
             self.schemas(
