@@ -13,7 +13,7 @@ CONSTRAINTS := constraints.txt
 PIP_INSTALL := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
 
-.PHONY: install dist run test spec-sync lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
+.PHONY: install dist run test spec-sync lowest-check test-exhaustive test-e2e lint docs fuzz bench bench-anchors bench-fixture bench-cpu bench-mcp cluster-test clean interop gate-compare example image image-test test-containers test-browser screenshots soak lock upgrade-check attack
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -184,6 +184,12 @@ screenshots: $(BROWSER_STAMP)
 ## installs Java 17, Specmatic and its own tool venv under .tools/ the first time). Not part of make test.
 interop: $(STAMP)
 	$(BIN)/python scripts/interop.py
+
+## make gate-compare: the labelled corpus of spec changes (tests/gate/mutations.py) through `mock-server gate spec` and
+## Specmatic's `compare` (installed as make interop installs it); the verdicts into docs/gate.md. A minute or more per
+## Specmatic run on a busy machine; an interrupted run goes on where it stopped. Not part of make test.
+gate-compare: $(STAMP)
+	$(BIN)/python scripts/gate_compare.py
 
 ## make cluster-test: two mock-server processes behind nginx (installed with apt-get when missing), the acceptance
 ## flows in parallel sessions, each session sticking to one process (scripts/cluster.py). Not part of CI.

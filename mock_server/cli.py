@@ -47,9 +47,10 @@ from mock_server.state.bounds import Bounds, ConnectionLimits
 # the server never loads probe.py's http.client).
 PROBES = ("healthcheck", "wait", "pact")
 VERIFY_PROVIDER = "verify-provider"  # its own options (mock_server/provider/command.py)
+GATE = "gate"  # its own options (mock_server/gate/command.py)
 RECORD = "record"  # its own parser: serve's options, the target's instead of shadow mode's (docs/recording.md)
 MCP = "mcp"  # its own options (_mcp_parser): the MCP server over stdio
-COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, "pki", RECORD, MCP)
+COMMANDS = ("serve", "check", *PROBES, VERIFY_PROVIDER, GATE, "pki", RECORD, MCP)
 
 
 def record_main(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> int:
@@ -98,6 +99,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         "       %(prog)s pact --consumer NAME --provider NAME [OPTION ...]\n"
         "       %(prog)s verify-provider --target URL [OPTION ...]\n"
         "       %(prog)s pki init DIR [OPTION ...]\n"
+        "       %(prog)s gate {pact,spec} [OPTION ...]\n"
         "       %(prog)s record --target URL --out FILE [OPTION ...]\n"
         "       %(prog)s mcp [OPTION ...]",
         description="Stateful mock of the Extraordinary Amortization Query and PIX Limits Interface.",
@@ -115,7 +117,8 @@ def _serve_parser() -> argparse.ArgumentParser:
         "container's HEALTHCHECK) or "
         "wait URL (a CI start); pact (a session's Pact contract into a file): see `mock-server healthcheck --help`, "
         "`mock-server wait --help`, `mock-server pact --help`; verify-provider: check a real implementation against "
-        "the mock, see `mock-server verify-provider --help`; pki init DIR: test certificates for mutual TLS "
+        "the mock, see `mock-server verify-provider --help`; gate pact|spec: release gates "
+        "(`mock-server gate --help`); pki init DIR: test certificates for mutual TLS "
         "(`mock-server pki init --help`); record: a provider's answers into a scenario (`mock-server record "
         "--help`); mcp: the mock as an MCP server on stdio, for an agent (`mock-server mcp --help`)",
     )
@@ -353,6 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mock_server.provider import command  # httpx and the flows, only for this command
 
         return command.main(arguments[1:], oracle)
+    if arguments and arguments[0] == GATE:
+        from mock_server.gate import command as gate  # the gates: only for this command
+
+        return gate.main(arguments[1:])
     if arguments and arguments[0] == "pki":
         from mock_server.pki import pki_main  # cryptography, when a PKI is made: not for serving
 

@@ -235,6 +235,10 @@ def command_section(title: str, argv: Sequence[str], environment: dict[str, list
     return [*lines, ""]
 
 
+# Commands whose subcommands parse options of their own (`mock-server gate pact ...`).
+SUBCOMMANDS = {"gate": ("pact", "spec")}
+
+
 def commands(environment: dict[str, list[str]]) -> list[str]:
     main = parser_of([])
     command = next(a for a in main._actions if a.dest == "command")
@@ -250,6 +254,8 @@ def commands(environment: dict[str, list[str]]) -> list[str]:
     lines += command_section(f"mock-server [{'|'.join(shared)}]", [], environment)
     for name in own:
         lines += command_section(f"mock-server {name}", [name], environment)
+        for sub in SUBCOMMANDS.get(name, ()):
+            lines += command_section(f"mock-server {name} {sub}", [name, sub], environment)
     return lines
 
 

@@ -64,7 +64,8 @@ def java_major() -> int | None:
     return int(found.group(1)) if found else None
 
 
-def ensure_tools() -> None:
+def ensure_specmatic() -> None:
+    """Java 17 and Specmatic's jar under .tools/ (also `make gate-compare`'s, scripts/gate_compare.py)."""
     if (java_major() or 0) < 17:
         print("installing openjdk-17-jre-headless (Debian)", flush=True)
         # No terminal in CI, and another apt-get (make test-browser's, image-test's) may hold the lock for a while.
@@ -78,6 +79,10 @@ def ensure_tools() -> None:
         npm = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(TOOLS / "specmatic")]
         if run([*npm, f"specmatic@{SPECMATIC_VERSION}"]).returncode != 0 or not SPECMATIC_JAR.exists():
             raise SystemExit("could not install specmatic from npm")
+
+
+def ensure_tools() -> None:
+    ensure_specmatic()
     python = INTEROP_VENV / "bin" / "python"
     if not python.exists():
         print("creating .tools/interop-venv (openapi-python-client, openapi-core)", flush=True)

@@ -15,7 +15,7 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGE = REPOSITORY / "mock_server"
-PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider", "mcp")
+PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider", "gate", "mcp")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -42,6 +42,8 @@ PLANTED = [
     ("api/handlers.py", "from mock_server.admin import handlers", "import one way"),
     ("provider/flows.py", "from mock_server.app import create_app", "import one way"),
     ("http/outbound.py", "from mock_server.provider import flows", "import one way"),
+    ("admin/pact.py", "from mock_server.gate import diff", "import one way"),
+    ("gate/diff.py", "from mock_server import cli", "import one way"),
     ("api/handlers.py", "from mock_server.http import pipeline", "not the road"),
     ("admin/verify.py", "from mock_server.http.connection import send_json_whole", "not the road"),
     ("domain/limits.py", "import yaml", "pure"),

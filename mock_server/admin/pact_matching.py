@@ -78,7 +78,7 @@ def _scalar_rule(
     return None
 
 
-def _satisfies(value: Any, rule: Rule) -> bool:
+def satisfies(value: Any, rule: Rule) -> bool:
     """Whether `value` meets its own rule (Pact's regex must match the whole value; an integer is no fraction)."""
     matcher = rule["matchers"][0]
     if matcher["match"] == "regex":
@@ -113,7 +113,7 @@ def rules_for(value: Any, schema: Any, echoes: Iterable[str] = (), numbers: bool
                 walk(item, items, _child_path(path, index), name)
         else:
             rule = _scalar_rule(name, value, flat, echoed, numbers)
-            if rule is not None and _satisfies(value, rule):
+            if rule is not None and satisfies(value, rule):
                 rules[path] = rule
 
     walk(value, schema, "$", None)

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp
 from mock_server.domain.errors import ApiError
 from mock_server.domain.models import Scenario
 from mock_server.http.outbound import MAX_BODY_BYTES, Outbound, TlsFileError, header_option, tls_context
+from mock_server.provider.baseline import BaselineFileError, baseline_bytes, judge, read_baseline
 from mock_server.provider.flows import account_namer, catalogue
 from mock_server.provider.noise import NoiseFileError, read_noise
 from mock_server.provider.report import text_report, write_junit
@@ -46,7 +47,9 @@ DESCRIPTION = (
 EPILOG = (
     "Exit status: 0 the provider agrees on every check; 1 at least one check differs (each printed with its "
     "request, the expected and the actual answer, and the smallest flow that shows it); 2 a usage error, or the "
-    "provider cannot be reached. --report writes JUnit XML, one testcase per check."
+    "provider cannot be reached. --report writes JUnit XML, one testcase per check. With --baseline, the "
+    "divergences it lists are known and do not fail the run (1 only for a new one); those that no longer occur are "
+    "reported fixed."
 )
 
 
@@ -169,6 +172,19 @@ def parser() -> argparse.ArgumentParser:
         help="print only the checks that differ (and the summary and differences), not a line per check",
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="divergences already known (a file --write-baseline wrote): reported, skipped in the JUnit report, "
+        "and not failing the run; a new one fails it; a known one that no longer occurs is reported fixed",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write this run's divergences here, sorted and without timestamps (commit it; use it as --baseline)",
+    )
+    parser.add_argument(
         "--run-id",
         type=_run_id,
         metavar="TOKEN",
@@ -200,6 +216,12 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         tls_context(outbound)
     except TlsFileError as exc:
         return _fail(f"the TLS files cannot be used: {exc}")
+    known = None
+    if args.baseline is not None:
+        try:
+            known = read_baseline(args.baseline)
+        except BaselineFileError as exc:
+            return _fail(str(exc))
     specs = _specs()
     operations = specs.public.operations
     noise = {}
@@ -239,13 +261,25 @@ def main(argv: Sequence[str], oracle_factory: OracleFactory) -> int:
         )
     except Unreachable as exc:
         return _fail(f"the provider cannot be reached: {exc}")
-    for line in text_report(verification, header, quiet=args.quiet):
+    for line in text_report(verification, header, quiet=args.quiet, known=known or ()):
         print(line)
+    judged = judge(verification.differing, known) if known is not None else None
+    if judged is not None:
+        print()
+        for line in judged.lines(args.baseline):
+            print(line)
     sys.stdout.flush()
     if args.report is not None:
         properties = {"target": args.target, "scenario": scenario.name, "run": run_id}
         try:
-            write_junit(args.report, verification, f"verify-provider {args.target}", properties)
+            write_junit(args.report, verification, f"verify-provider {args.target}", properties, known)
         except OSError as exc:
             return _fail(f"cannot write the report: {exc}")
+    if args.write_baseline is not None:
+        try:
+            args.write_baseline.write_bytes(baseline_bytes(verification.differing))
+        except OSError as exc:
+            return _fail(f"cannot write the baseline: {exc.strerror or exc}")
+    if judged is not None:
+        return EXIT_AGREES if judged.holds else EXIT_DIFFERS
     return EXIT_AGREES if verification.agrees else EXIT_DIFFERS

@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import xml.etree.ElementTree as ET
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -46,12 +47,21 @@ def where(check: Check) -> str:
     return f"{check.flow.name}{repeat} {check.index + 1}/{len(check.flow.steps)}: {check.step.name}"
 
 
-def verdict(check: Check) -> str:
-    return "ok" if check.ok else "not run" if check.not_run is not None else "differs"
+def check_key(check: Check) -> str:
+    """What names a check from run to run (a baseline's entries): its operation, flow and step."""
+    return f"{check.operation_id}: {where(check)}"
 
 
-def check_line(check: Check) -> str:
-    line = f"{verdict(check):<{VERDICT_WIDTH}} {check.operation_id:<{OPERATION_WIDTH}} {where(check)}"
+def verdict(check: Check, known: Collection[str] = ()) -> str:
+    if check.ok:
+        return "ok"
+    if check_key(check) in known:
+        return "known"
+    return "not run" if check.not_run is not None else "differs"
+
+
+def check_line(check: Check, known: Collection[str] = ()) -> str:
+    line = f"{verdict(check, known):<{VERDICT_WIDTH}} {check.operation_id:<{OPERATION_WIDTH}} {where(check)}"
     return f"{line} ({check.not_run})" if check.not_run is not None else line
 
 
@@ -96,11 +106,12 @@ def summary(verification: Verification) -> list[str]:
     return lines
 
 
-def text_report(verification: Verification, header: str, quiet: bool = False) -> list[str]:
-    """A line per check (`quiet`: per check that is not ok), the summary, then every difference."""
-    shown = [check_line(check) for check in verification.checks if not (quiet and check.ok)]
+def text_report(verification: Verification, header: str, quiet: bool = False, known: Collection[str] = ()) -> list[str]:
+    """A line per check (`quiet`: per check that is not ok), the summary, then every difference but those a
+    baseline lists (`known`: their line says `known`; the baseline holds their reason)."""
+    shown = [check_line(check, known) for check in verification.checks if not (quiet and check.ok)]
     lines = [header, "", *shown, *([""] if shown else []), *summary(verification)]
-    differing = [check for check in verification.checks if check.differences]
+    differing = [check for check in verification.checks if check.differences and check_key(check) not in known]
     if differing:
         lines += ["", "Differences (request, the mock's answer as expected, the provider's as actual):"]
         for number, check in enumerate(differing, start=1):
@@ -112,12 +123,16 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def junit_xml(verification: Verification, suite_name: str, properties: dict[str, str]) -> bytes:
+def junit_xml(
+    verification: Verification, suite_name: str, properties: dict[str, str], known: Mapping[str, str] | None = None
+) -> bytes:
     """JUnit XML: one testsuite, one testcase per check (classname the operation), a failure per difference and
-    `skipped` for a step not run."""
+    `skipped` for a step not run or a divergence the baseline (`known`: check -> reason) lists."""
     checks = verification.checks
-    failures = sum(1 for c in checks if c.differences)
-    skipped = sum(1 for c in checks if c.not_run is not None)
+    known = known or {}
+    baselined = {id(c) for c in checks if not c.ok and check_key(c) in known}
+    failures = sum(1 for c in checks if c.differences and check_key(c) not in known)
+    skipped = sum(1 for c in checks if c.not_run is not None or (c.differences and check_key(c) in known))
     counts = {"tests": str(len(checks)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
     seconds = f"{verification.seconds:.3f}"
     root = ET.Element("testsuites", {"name": "mock-server verify-provider", **counts, "time": seconds})
@@ -141,7 +156,10 @@ def junit_xml(verification: Verification, suite_name: str, properties: dict[str,
             "testcase",
             {"classname": check.operation_id, "name": _xml_text(where(check)), "time": f"{check.seconds:.3f}"},
         )
-        if check.not_run is not None:
+        if id(check) in baselined:
+            reason = known[check_key(check)] or "listed in the baseline"
+            ET.SubElement(case, "skipped", {"message": _xml_text(f"known divergence (baseline): {reason}")})
+        elif check.not_run is not None:
             ET.SubElement(case, "skipped", {"message": _xml_text(check.not_run)})
         elif check.differences:
             failure = ET.SubElement(case, "failure", {"message": _xml_text(check.differences[0]), "type": "differs"})
@@ -151,5 +169,11 @@ def junit_xml(verification: Verification, suite_name: str, properties: dict[str,
     return document + b"\n"
 
 
-def write_junit(path: Path, verification: Verification, suite_name: str, properties: dict[str, str]) -> None:
-    path.write_bytes(junit_xml(verification, suite_name, properties))
+def write_junit(
+    path: Path,
+    verification: Verification,
+    suite_name: str,
+    properties: dict[str, str],
+    known: Mapping[str, str] | None = None,
+) -> None:
+    path.write_bytes(junit_xml(verification, suite_name, properties, known))

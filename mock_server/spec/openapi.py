@@ -644,6 +644,15 @@ class Specs:
     admin: Spec
 
 
+def compile_document(document: dict[str, Any], text: str = "", uri: str = PUBLIC_URI) -> Spec:
+    """One OpenAPI document on its own (not the shipped pair) with its operations compiled: a spec version a gate
+    compares or checks a pact against. Its schemas are inlined when first used: a `$ref` outside the document
+    raises KeyError there."""
+    spec = Spec(uri, text, document, _Documents({uri: document}))
+    _compile(spec)
+    return spec
+
+
 def load_specs(public_path: Path | None = None, admin_path: Path | None = None) -> Specs:
     """Load both documents into one registry and compile their operations. Done once per process."""
     public_text, public_doc = read_document(public_path or data_path("openapi.yaml"))

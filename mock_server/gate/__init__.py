@@ -1,0 +1,1 @@
+"""Release gates without a broker (`mock-server gate`): pacts and spec versions checked against the spec."""
