@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from mock_server.admin import provider_states
-from mock_server.admin.pact import satisfies
+from mock_server.admin.pact_matching import satisfies
 from mock_server.domain.errors import FieldPath
 from mock_server.gate.calls import Call, Locations, Problem, pointer, request_problems, response_problems
 from mock_server.gate.inputs import GateInputError, read_mapping
