@@ -18,9 +18,9 @@ from mock_server.state import faults as fault_rules
 from mock_server.state.faults import NO_BODY, Fault
 
 if TYPE_CHECKING:
+    from mock_server.domain.certificates import ClientCertificate
     from mock_server.domain.models import Scenario
     from mock_server.state.coverage import Coverage
-    from mock_server.domain.certificates import ClientCertificate
     from mock_server.state.sessions import Session
     from mock_server.state.store import Store
     from mock_server.wire.headers import RawHeaders
