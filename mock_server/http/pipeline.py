@@ -249,7 +249,7 @@ class OperationRunner:
         assert exchange.received_at is not None
         path, query, body = self._validate(exchange, body, body_problems)
         turn = exchange.turn
-        if turn is not None and turn.store.turn is not turn:  # an await since begin let another request begin
+        if turn is not None and turn.session.store.turn is not turn:  # an await since begin let another request begin
             turn.claim_store()
         call = Call(
             self.server,

@@ -102,6 +102,8 @@ class Schedules:
         self._count = 0
         # Pending schedules with an `at`: most sessions have none, and every call asks (state/sessions.apply_due).
         self.timed_pending = 0
+        # Pending schedules counted in lookups: every lookup asks (state/sessions.count_lookup), nearly always of none.
+        self.lookups_pending = 0
         self.held_bytes = 0  # their footprint (state/footprint.py), counted against the session's bound
 
     @property
@@ -114,6 +116,9 @@ class Schedules:
         `count`, and the timed ones still pending are those of the ones added."""
         self._count = count
         self.timed_pending = sum(1 for s in self._schedules if s.state == PENDING and s.plan.at is not None)
+        self.lookups_pending = sum(
+            1 for s in self._schedules if s.state == PENDING and s.plan.after_lookups is not None
+        )
 
     @staticmethod
     def cost(plan: ScheduledTransition) -> int:
@@ -126,6 +131,8 @@ class Schedules:
         self._schedules.append(schedule)
         if plan.at is not None:
             self.timed_pending += 1
+        if plan.after_lookups is not None:
+            self.lookups_pending += 1
         self.held_bytes += self.cost(plan)
         return schedule
 
@@ -159,6 +166,8 @@ class Schedules:
         schedule.state, schedule.outcome = (APPLIED, None) if failure is None else (FAILED, failure)
         if schedule.plan.at is not None:
             self.timed_pending -= 1
+        if schedule.plan.after_lookups is not None:
+            self.lookups_pending -= 1
 
     def __len__(self) -> int:
         """How many schedules are listed, settled or not: none, in nearly every session."""
@@ -175,10 +184,12 @@ class Schedules:
         other = Schedules()
         other._schedules = [replace(s) for s in self._schedules]
         other._count, other.timed_pending, other.held_bytes = self._count, self.timed_pending, self.held_bytes
+        other.lookups_pending = self.lookups_pending
         return other
 
     def clear(self) -> None:
         self._schedules.clear()
         self._count = 0
         self.timed_pending = 0
+        self.lookups_pending = 0
         self.held_bytes = 0

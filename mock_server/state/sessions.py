@@ -32,7 +32,7 @@ from mock_server.state.journal import Journal, JournalBudget
 from mock_server.state.schedules import Schedule, Schedules
 from mock_server.state.snapshots import Snapshot, Snapshots
 from mock_server.state.store import Store
-from mock_server.state.turn import Turn, TurnPlan
+from mock_server.state.turn import Turn, TurnPlan, opened_turn
 from mock_server.wire.headers import RawHeaders
 
 DEFAULT_SESSION = "default"
@@ -159,7 +159,7 @@ class Session:
 
     def count_lookup(self, key: str, now: datetime) -> None:
         """A lookup of the event `key` is being answered: apply the schedules it completes, before it answers."""
-        if not self.schedules:
+        if not self.schedules.lookups_pending:  # an attribute, not len(): no call for nearly every lookup
             return
         for schedule in self.schedules.looked_up(uuid_text(key)):
             self._apply(schedule, now)
@@ -272,7 +272,7 @@ class Sessions:
         turn's `finish` or `leave` lets it go."""
         session = self.acquire(name, plan.explicit)
         now = session.clock.now()
-        turn = Turn(plan, session, now, method, path, headers)
+        turn = opened_turn(plan, session, now, method, path, headers)
         session.store.turn = turn  # before the schedules: a transition they apply is noted on this turn
         try:
             if session.schedules.timed_pending:  # apply_due's own test, without its call: nearly every call
