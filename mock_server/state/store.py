@@ -82,7 +82,9 @@ _UUID_SHAPE = "00000000-0000-4000-8000-000000000000"
 
 # Attributes capture() does not copy: the read-only seeds, the bounds and the session's meter, and the events
 # (copied by reference).
-_SHARED = frozenset({"seed", "base", "bounds", "meter", "_events"})
+# `turn` is the request being answered, not state: a snapshot that copied it deep-copied the whole session graph
+# behind it (its session, the sessions, their snapshots), each snapshot larger than the last.
+_SHARED = frozenset({"seed", "base", "bounds", "meter", "_events", "turn"})
 
 
 @dataclass(frozen=True, slots=True)

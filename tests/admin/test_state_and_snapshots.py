@@ -130,3 +130,15 @@ def test_put_state_needs_a_json_object(client):
         415,
         "unsupported_media_type",
     )
+
+
+
+def test_a_snapshot_copies_the_sessions_state_not_the_request_taking_it(client):
+    """A snapshot is taken inside a turn, which the store points to while it runs: copying that turn copied the whole
+    session graph behind it (every snapshot larger than the last, a test of 16 snapshots ran for minutes)."""
+    assert client.post("/__mock/snapshots/first").status_code == 201
+    assert client.post("/__mock/snapshots/second").status_code == 201
+    snapshots = client.app.state.sessions.get("default").snapshots
+    for name in ("first", "second"):
+        saved = snapshots.get(name).store
+        assert "turn" not in saved.mutable, name
