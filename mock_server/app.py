@@ -29,6 +29,7 @@ from mock_server.scenarios.loader import Problem, ScenarioError, ScenarioLoader,
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Spec, Specs, load_specs
 from mock_server.spec.served import ServedSpecs
+from mock_server.start_freeze import freeze_start_objects
 from mock_server.state.coverage import Coverage, OperationDoc
 from mock_server.state.sessions import Sessions
 
@@ -112,15 +113,6 @@ def shadow_of(settings: Settings, specs: Specs) -> Shadow | None:
         "--shadow-",
     )
     return Shadow(outbound, specs.public)
-
-
-def freeze_start_objects() -> None:
-    """What the process built so far (its imports, the app: specs, validators, scenarios) moved out of the cyclic
-    collector's reach (`gc.freeze()`), so that no later collection scans it again: it lives as long as the server.
-    Once a process: when its first app is built (create_app) or, for an app made otherwise, its first server
-    starts (server.py); a later one (a test suite building many) would also keep whatever garbage of earlier ones no
-    collection has freed yet."""
-    gc.freeze()
 
 
 def create_app(

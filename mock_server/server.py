@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import copy
 import errno
-import gc
 import inspect
 import logging
 import signal
@@ -41,6 +40,7 @@ from mock_server.http.connection import protocol_class
 from mock_server.http.hosts import HostPolicy
 from mock_server.http.tls_handshake import loop_factory
 from mock_server.settings import Settings
+from mock_server.start_freeze import freeze_start_objects
 
 log = logging.getLogger("mock_server")
 # The uvicorn releases http/connection.py's protocol was tested on: from 0.30.0 up to the last 0.54 release. uvicorn
@@ -249,9 +249,7 @@ class Server:
         """Serve in this thread until a signal or `stop()`, on `sockets` when given (bound and listening already),
         else on the settings' host and port. uvicorn exits the process (status 3) when it cannot bind the port;
         SIGINT may end this as KeyboardInterrupt."""
-        # What the process built so far moved out of the cyclic collector's reach, as app.freeze_start_objects does
-        # for an app it builds (called here for an app made otherwise): it lives as long as the server.
-        gc.freeze()
+        freeze_start_objects()  # once a process: for an app made otherwise than by create_app
         with asyncio.Runner(loop_factory=self._loop_factory) as runner:
             runner.run(self._uvicorn.serve(sockets=sockets))
 

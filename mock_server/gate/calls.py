@@ -29,7 +29,7 @@ def field_pointer(base: str, path: FieldPath) -> str:
 
 
 @dataclass(frozen=True)
-class Problem:
+class CallProblem:
     """Why a call does not fit: what, and where (a JSON pointer into the file it came from)."""
 
     what: str
@@ -50,7 +50,7 @@ class Locations:
 
 
 @dataclass(frozen=True)
-class Call:
+class GateCall:
     """One request and, when known, its answer."""
 
     method: str  # upper case
@@ -111,14 +111,14 @@ def _as_schema_value(parameter: Parameter, text: str) -> Any:
     return text
 
 
-def request_problems(spec: Spec, call: Call, at: Locations) -> tuple[Operation | None, list[Problem]]:
+def request_problems(spec: Spec, call: GateCall, at: Locations) -> tuple[Operation | None, list[CallProblem]]:
     """The operation `call` is a call of, and every way its request is not one `spec` accepts."""
     operation, path_values, path_known = match_operation(spec, call.method, call.path)
     if operation is None:
         if path_known:
-            return None, [Problem(f"{call.method} is not an operation of {call.path}", at.method)]
-        return None, [Problem(f"{call.path} is no path of the spec", at.path)]
-    problems: list[Problem] = []
+            return None, [CallProblem(f"{call.method} is not an operation of {call.path}", at.method)]
+        return None, [CallProblem(f"{call.path} is no path of the spec", at.path)]
+    problems: list[CallProblem] = []
     for parameter in operation.parameters:
         if parameter.location == "path":
             value: Any = path_values.get(parameter.name)
@@ -140,25 +140,27 @@ def request_problems(spec: Spec, call: Call, at: Locations) -> tuple[Operation |
             continue
         if value is None:
             if parameter.required:
-                problems.append(Problem(f"the {label} is required", where))
+                problems.append(CallProblem(f"the {label} is required", where))
             continue
         for detail in parameter.check.problems(value):
-            problems.append(Problem(f"the {label} {detail.message}", where))
+            problems.append(CallProblem(f"the {label} {detail.message}", where))
     if call.has_body and call.content_type is not None and operation.body_media_types:
         media = call.content_type.split(";")[0].strip().lower()
         if media not in (m.lower() for m in operation.body_media_types):
             problems.append(
-                Problem(f"the body's content type {media} is none of {', '.join(operation.body_media_types)}", at.body)
+                CallProblem(
+                    f"the body's content type {media} is none of {', '.join(operation.body_media_types)}", at.body
+                )
             )
     if not call.has_body:
         if operation.body_required:
-            problems.append(Problem("the request body is required", at.body))
+            problems.append(CallProblem("the request body is required", at.body))
     elif operation.body is None and not operation.body_media_types:
-        problems.append(Problem(f"{operation.operation_id} takes no request body", at.body))
+        problems.append(CallProblem(f"{operation.operation_id} takes no request body", at.body))
     elif operation.body is not None:
         for detail in operation.body.problems(call.body):
             problems.append(
-                Problem(f"request body {_field(detail)}{detail.message}", field_pointer(at.body, detail.path))
+                CallProblem(f"request body {_field(detail)}{detail.message}", field_pointer(at.body, detail.path))
             )
     return operation, problems
 
@@ -167,7 +169,7 @@ def _field(detail: Detail) -> str:
     return detail.field + " " if detail.path else ""
 
 
-def response_problems(operation: Operation, call: Call, at: Locations) -> list[Problem]:
+def response_problems(operation: Operation, call: GateCall, at: Locations) -> list[CallProblem]:
     """How the call's answer contradicts the operation's documented responses (nothing when no answer is known)."""
     if call.status is None:
         return []
@@ -175,6 +177,10 @@ def response_problems(operation: Operation, call: Call, at: Locations) -> list[P
     if found is None:
         documented = ", ".join(operation.responses)
         return [
-            Problem(f"status {call.status} is not documented for {operation.operation_id} ({documented})", at.status)
+            CallProblem(
+                f"status {call.status} is not documented for {operation.operation_id} ({documented})", at.status
+            )
         ]
-    return [Problem(f"response body {_field(d)}{d.message}", field_pointer(at.response_body, d.path)) for d in found]
+    return [
+        CallProblem(f"response body {_field(d)}{d.message}", field_pointer(at.response_body, d.path)) for d in found
+    ]

@@ -30,7 +30,7 @@ class SpecShapeError(Exception):
 
 
 @dataclass(frozen=True)
-class Change:
+class SpecChange:
     """One difference between the versions."""
 
     breaking: bool
@@ -47,7 +47,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Located:
+class LocatedSchema:
     """A schema with its `$ref`s followed and its `allOf` members folded in, and where each part of it is written
     in its document: the pointers a change names."""
 
@@ -87,7 +87,7 @@ class _Side:
     def resolve(self, node: Any) -> Any:
         return self.locate(node, "")[0]
 
-    def schema(self, node: Any, at: str, depth: int = 0) -> Located:
+    def schema(self, node: Any, at: str, depth: int = 0) -> LocatedSchema:
         """The schema at `at`, located: properties and required joined over `allOf` (and a `$ref` with siblings,
         which OpenAPI 3.1 applies beside them); any other keyword from the first part that has it."""
         if depth > MAX_SCHEMA_DEPTH:
@@ -104,14 +104,14 @@ class _Side:
             parts = [(own, at), *((m, f"{at}/allOf/{i}") for i, m in enumerate(node["allOf"]))]
         elif isinstance(node, dict):
             properties = _mapping(node, "properties")
-            return Located(
+            return LocatedSchema(
                 node,
                 at,
                 {name: at + pointer("properties", name) for name in properties},
                 at + "/items" if "items" in node else None,
             )
         else:
-            return Located({} if node is True or node is None else {"not": {}}, at, {}, None)
+            return LocatedSchema({} if node is True or node is None else {"not": {}}, at, {}, None)
         merged: dict[str, Any] = {}
         properties_at: dict[str, str] = {}
         items_at = None
@@ -127,7 +127,7 @@ class _Side:
             for name, name_at in located.properties_at.items():
                 properties_at.setdefault(name, name_at)
             items_at = items_at or located.items_at
-        return Located(merged, at, properties_at, items_at)
+        return LocatedSchema(merged, at, properties_at, items_at)
 
 
 def _mapping(node: Mapping[str, Any], key: str) -> dict[str, Any]:
@@ -164,10 +164,10 @@ class _Comparison:
 
     def __init__(self, old: _Side, new: _Side) -> None:
         self.old, self.new = old, new
-        self.changes: list[Change] = []
+        self.changes: list[SpecChange] = []
 
     def add(self, breaking: bool, what: str, where: str, operation: str, side: str, **more: Any) -> None:
-        self.changes.append(Change(breaking, what, where, operation, side, **more))
+        self.changes.append(SpecChange(breaking, what, where, operation, side, **more))
 
     # --- schemas -----------------------------------------------------------------------------------------------
 
@@ -259,8 +259,8 @@ class _Comparison:
 
     def _objects(
         self,
-        old_located: Located,
-        new_located: Located,
+        old_located: LocatedSchema,
+        new_located: LocatedSchema,
         operation: str,
         reading: bool,
         field: tuple[str, ...],
@@ -410,7 +410,7 @@ def _json_schema(side: _Side, holder: Any, at: str) -> tuple[bool, Any, str]:
 
 
 class _Operations(_Comparison):
-    def run(self) -> list[Change]:
+    def run(self) -> list[SpecChange]:
         old_ops, new_ops = _operations(self.old), _operations(self.new)
         for key, (method, path, old_op, old_item) in old_ops.items():
             name = f"{key[0]} {path}"
@@ -501,7 +501,7 @@ class _Operations(_Comparison):
             for index in range(before, len(self.changes)):  # a parameter's value, not a body field
                 change = self.changes[index]
                 what = change.what.replace("request the body", label)
-                self.changes[index] = Change(change.breaking, what, change.where, name, "parameter", target=target)
+                self.changes[index] = SpecChange(change.breaking, what, change.where, name, "parameter", target=target)
 
     def _body(
         self, old_op: Mapping[str, Any], new_op: Mapping[str, Any], old_where: str, where: str, name: str
@@ -559,7 +559,7 @@ class _Operations(_Comparison):
                 self.schemas(old_schema, old_at, new_schema, new_at, name, True, status=status)
                 for index in range(before, len(self.changes)):
                     change = self.changes[index]
-                    self.changes[index] = Change(
+                    self.changes[index] = SpecChange(
                         change.breaking,
                         f"status {status}: {change.what}",
                         change.where,
@@ -587,12 +587,12 @@ def _target(location: str, name: str) -> str:
     )
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[SpecChange]:
     """Every change from `old` to `new` (two OpenAPI documents), breaking ones first, each group in the order
     of the old document's operations. SpecShapeError when a document cannot be read as OpenAPI."""
     changes = _Operations(_Side(old, "old"), _Side(new, "new")).run()
     return [c for c in changes if c.breaking] + [c for c in changes if not c.breaking]
 
 
-def breaking(changes: Iterable[Change]) -> Iterator[Change]:
+def breaking(changes: Iterable[SpecChange]) -> Iterator[SpecChange]:
     return (c for c in changes if c.breaking)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 from mock_server.admin import provider_states
 from mock_server.admin.pact_matching import satisfies
 from mock_server.domain.errors import FieldPath
-from mock_server.gate.calls import Call, Locations, Problem, pointer, request_problems, response_problems
+from mock_server.gate.calls import CallProblem, GateCall, Locations, pointer, request_problems, response_problems
 from mock_server.gate.inputs import GateInputError, read_mapping
 from mock_server.spec.openapi import Spec
 
@@ -37,19 +37,19 @@ class PactInteraction:
     index: int
     description: str
     states: tuple[str, ...]
-    call: Call
+    call: GateCall
     at: Locations
     response_rules: Mapping[str, list[dict[str, Any]]]  # JSONPath under the body -> matchers
     states_at: str
 
 
 @dataclass
-class Verdict:
+class InteractionVerdict:
     """One interaction's verdict: compatible when it has no problems."""
 
     file: str
     description: str
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[CallProblem] = field(default_factory=list)
 
     @property
     def compatible(self) -> bool:
@@ -153,7 +153,7 @@ def read_pact(path: Path) -> list[PactInteraction]:
                 index,
                 str(raw.get("description", f"interaction {index}")),
                 _states(raw),
-                Call(
+                GateCall(
                     method=str(request.get("method", "GET")).upper(),
                     path=str(request.get("path", "/")),
                     query=_query(request.get("query")),
@@ -220,7 +220,7 @@ def _has(node: Any, part: str | int) -> bool:
     return isinstance(node, dict) and part in node
 
 
-def _rule_problems(interaction: PactInteraction) -> list[Problem]:
+def _rule_problems(interaction: PactInteraction) -> list[CallProblem]:
     """Where the response example breaks its own matching rules: the provider is asked for what the example shows
     only as the rules read it, so an example its rules refuse is a contract nobody can meet."""
     problems = []
@@ -238,16 +238,18 @@ def _rule_problems(interaction: PactInteraction) -> list[Problem]:
                     ok = True  # a regex Python reads otherwise than the pact's engine: not this gate's verdict
                 if not ok:
                     where = interaction.at.response_body + pointer(*at)
-                    problems.append(Problem(f"the response example breaks its own {kind} rule at {json_path}", where))
+                    problems.append(
+                        CallProblem(f"the response example breaks its own {kind} rule at {json_path}", where)
+                    )
     return problems
 
 
-def check_interaction(spec: Spec, interaction: PactInteraction, file: str) -> Verdict:
-    verdict = Verdict(file, interaction.description)
+def check_interaction(spec: Spec, interaction: PactInteraction, file: str) -> InteractionVerdict:
+    verdict = InteractionVerdict(file, interaction.description)
     for number, name in enumerate(interaction.states):
         if name and provider_states.kind_of(name) is None:
             where = interaction.states_at + (f"/{number}/name" if interaction.states_at.endswith("s") else "")
-            verdict.problems.append(Problem(f"the provider state {name!r} is not one the mock knows", where))
+            verdict.problems.append(CallProblem(f"the provider state {name!r} is not one the mock knows", where))
     operation, problems = request_problems(spec, interaction.call, interaction.at)
     verdict.problems.extend(problems)
     if operation is not None:
@@ -256,6 +258,6 @@ def check_interaction(spec: Spec, interaction: PactInteraction, file: str) -> Ve
     return verdict
 
 
-def check_pact(spec: Spec, path: Path) -> list[Verdict]:
+def check_pact(spec: Spec, path: Path) -> list[InteractionVerdict]:
     """Every HTTP interaction of the pact at `path`, judged against `spec`; GateInputError when unreadable."""
     return [check_interaction(spec, interaction, str(path)) for interaction in read_pact(path)]

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mock_server.domain.words import counted
-from mock_server.gate.diff import Change
-from mock_server.gate.pact import Verdict
+from mock_server.gate.diff import SpecChange
+from mock_server.gate.pact import InteractionVerdict
 from mock_server.gate.traffic import Impact
 
 SHOWN_CALLS = 20  # recorded calls named under one change; the rest are counted
@@ -21,12 +21,12 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def verdict_line(verdict: Verdict) -> str:
+def verdict_line(verdict: InteractionVerdict) -> str:
     problems = "; ".join(f"{p.what} at {p.where}" for p in verdict.problems)
     return f'incompatible: {verdict.file} "{verdict.description}": {problems}'
 
 
-def pact_lines(verdicts: Sequence[Verdict], files: int) -> list[str]:
+def pact_lines(verdicts: Sequence[InteractionVerdict], files: int) -> list[str]:
     lines = [verdict_line(v) for v in verdicts if not v.compatible]
     bad = sum(1 for v in verdicts if not v.compatible)
     lines.append(
@@ -36,7 +36,7 @@ def pact_lines(verdicts: Sequence[Verdict], files: int) -> list[str]:
     return lines
 
 
-def spec_lines(changes: Sequence[Change], impact: Impact | None, old: str, new: str) -> list[str]:
+def spec_lines(changes: Sequence[SpecChange], impact: Impact | None, old: str, new: str) -> list[str]:
     breaking = [c for c in changes if c.breaking]
     other = [c for c in changes if not c.breaking]
     if not changes:
@@ -84,7 +84,7 @@ def _document(root: ET.Element) -> bytes:
     return document + b"\n"
 
 
-def pact_junit(verdicts: Sequence[Verdict]) -> bytes:
+def pact_junit(verdicts: Sequence[InteractionVerdict]) -> bytes:
     """One testcase per interaction, its file the classname; a failure per incompatible one."""
     root = ET.Element("testsuites", {"name": "mock-server gate pact"})
     cases = [
@@ -100,7 +100,7 @@ def pact_junit(verdicts: Sequence[Verdict]) -> bytes:
     return _document(root)
 
 
-def spec_junit(changes: Sequence[Change], impact: Impact | None) -> bytes:
+def spec_junit(changes: Sequence[SpecChange], impact: Impact | None) -> bytes:
     """One testcase per change (failing: a breaking one, with traffic only when it breaks a recorded call) and one
     per recorded call refused for no listed change."""
     root = ET.Element("testsuites", {"name": "mock-server gate spec"})

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from mock_server.gate.calls import Call, Locations, Problem, match_operation, pointer, request_problems
-from mock_server.gate.diff import Change
+from mock_server.gate.calls import CallProblem, GateCall, Locations, match_operation, pointer, request_problems
+from mock_server.gate.diff import SpecChange
 from mock_server.gate.inputs import GateInputError, read_document
 from mock_server.gate.pact import read_pact
 from mock_server.spec.openapi import Spec
@@ -23,15 +23,15 @@ IN_CALL = Locations("/method", "/path", "/query", "/headers", "/body", "/status"
 @dataclass(frozen=True)
 class RecordedCall:
     name: str  # how the report names it: its file and where in it, its method, path and status
-    call: Call
+    call: GateCall
 
 
 @dataclass
 class Impact:
     """What the new spec does to the recorded calls."""
 
-    by_change: dict[Change, list[RecordedCall]] = field(default_factory=dict)
-    rejected: list[tuple[RecordedCall, Problem]] = field(default_factory=list)  # refused, by no change listed
+    by_change: dict[SpecChange, list[RecordedCall]] = field(default_factory=dict)
+    rejected: list[tuple[RecordedCall, CallProblem]] = field(default_factory=list)  # refused, by no change listed
     replayed: int = 0
     not_operations: int = 0  # calls of no operation of the old spec (admin calls, typos): not the client's contract
 
@@ -50,7 +50,7 @@ def _journal_call(path: Path, index: int, entry: Mapping[str, Any]) -> RecordedC
     headers: dict[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}
     body = entry.get("request_body")
     answer = entry.get("response_body")
-    call = Call(
+    call = GateCall(
         method=str(entry.get("method", "GET")).upper(),
         path=route,
         query=parse_qs(query, keep_blank_values=True),
@@ -96,7 +96,7 @@ def _overlap(problem: str, target: str) -> bool:
     return all(a == b or b == "*" or a == "*" for a, b in zip(found, wanted, strict=False))
 
 
-def _present(call: Call, target: str, response: bool = False) -> bool:
+def _present(call: GateCall, target: str, response: bool = False) -> bool:
     """Whether the call carries what `target` names (in its answer when `response`)."""
     parts = _parts(target)
     if not parts:
@@ -122,7 +122,7 @@ def _present(call: Call, target: str, response: bool = False) -> bool:
     return bool(nodes)
 
 
-def _meets(change: Change, call: Call, problems: Sequence[Problem]) -> bool:
+def _meets(change: SpecChange, call: GateCall, problems: Sequence[CallProblem]) -> bool:
     if change.side in ("operation", "security"):
         return True
     if change.side == "response":
@@ -134,16 +134,16 @@ def _meets(change: Change, call: Call, problems: Sequence[Problem]) -> bool:
     return bool(change.renamed_to) and _present(call, change.target)
 
 
-def _explains(change: Change, problem: Problem) -> bool:
+def _explains(change: SpecChange, problem: CallProblem) -> bool:
     if change.side in ("operation", "security"):
         return True
     return any(_overlap(problem.where, target) for target in (change.target, change.renamed_to) if target)
 
 
-def replay(old: Spec, new: Spec, changes: Iterable[Change], calls: Iterable[RecordedCall]) -> Impact:
+def replay(old: Spec, new: Spec, changes: Iterable[SpecChange], calls: Iterable[RecordedCall]) -> Impact:
     """Which recorded calls each breaking change breaks; and the calls the new spec refuses for no listed change."""
     impact = Impact()
-    by_operation: dict[str, list[Change]] = {}
+    by_operation: dict[str, list[SpecChange]] = {}
     for change in changes:
         if change.breaking:
             by_operation.setdefault(change.operation, []).append(change)

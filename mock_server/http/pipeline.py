@@ -81,7 +81,6 @@ class Exchange:
     raw_body: bytes = b""  # as it crossed the wire, for the journal
     dribble_ms: int = 0  # a slow_body fault fired: the answer's body is spread over this long
     body_read: bool = False  # raw_body holds the whole body (a request's stream is read once)
-    fault_marks: tuple[FaultMark, ...] | None = None  # armed faults decided on the call: the journal shows them
 
     content_type: str | None = None  # read once the body is
 

@@ -43,7 +43,7 @@ RESOURCES = (
 )
 
 
-class Context(NamedTuple):
+class CallerContext(NamedTuple):
     """Who calls, as the transport knows: the mock session calls work in by default, the caller, the preset."""
 
     session: str
@@ -66,12 +66,12 @@ class Toolbox:
 
     app: ASGIApp
     operations: dict[str, Tool]
-    context: Callable[[ServerRequestContext[Any]], Context]
+    context: Callable[[ServerRequestContext[Any]], CallerContext]
     public: frozenset[str]
     _presets: dict[str, tuple[catalog.Listed, ...]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, app: ASGIApp, specs: Specs, context: Callable[[ServerRequestContext[Any]], Context]) -> Toolbox:
+    def of(cls, app: ASGIApp, specs: Specs, context: Callable[[ServerRequestContext[Any]], CallerContext]) -> Toolbox:
         """The toolbox over every operation of `specs`."""
         public = frozenset(op.operation_id for op in specs.public.operations.values())
         return cls(app, tools_of(specs), context, public)
@@ -105,7 +105,9 @@ class Toolbox:
             )
         return listed
 
-    async def answer(self, name: str, arguments: dict[str, Any] | None, calling: Context) -> tuple[int | None, Any]:
+    async def answer(
+        self, name: str, arguments: dict[str, Any] | None, calling: CallerContext
+    ) -> tuple[int | None, Any]:
         """The status and the body the tool `name` answers for `arguments` (a 400 in the contract's body for
         arguments no request can carry); MCPError for a tool that the caller's preset does not list."""
         given = dict(arguments or {})
@@ -138,7 +140,7 @@ class Toolbox:
         answer = await inprocess.call(self.app, request, request.session or session, caller)
         return answer.status, answer.value()
 
-    async def read(self, operation_id: str, calling: Context) -> tuple[int | None, Any]:
+    async def read(self, operation_id: str, calling: CallerContext) -> tuple[int | None, Any]:
         """An operation without arguments (a resource's), answered in the caller's session."""
         session, caller, _ = calling
         try:
@@ -146,7 +148,7 @@ class Toolbox:
         except InvalidRequest as error:
             return error.status, error.body()
 
-    async def call(self, name: str, arguments: dict[str, Any] | None, calling: Context) -> types.CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any] | None, calling: CallerContext) -> types.CallToolResult:
         """The tool `name` called with `arguments`: the answer's status and body, a contract error included."""
         return _result(*await self.answer(name, arguments, calling))
 

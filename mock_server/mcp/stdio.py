@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, invalid_id
 from mock_server.mcp.names import DEFAULT_PRESET
-from mock_server.mcp.server import Context, Toolbox, build_server
+from mock_server.mcp.server import CallerContext, Toolbox, build_server
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
 if TYPE_CHECKING:
@@ -117,9 +117,9 @@ async def _answer_refusals(
 def serve(app: Starlette, settings: Settings, banner: str, preset: str = DEFAULT_PRESET) -> int:
     """Serve MCP on stdio until stdin closes, listing the tools of `preset`; 0."""
     session = session_name()
-    calling = Context(session, Caller(token=settings.admin_token), preset)
+    calling = CallerContext(session, Caller(token=settings.admin_token), preset)
 
-    def context(ctx: ServerRequestContext[Any]) -> Context:
+    def context(ctx: ServerRequestContext[Any]) -> CallerContext:
         return calling
 
     server = build_server(Toolbox.of(app, app.state.specs, context))

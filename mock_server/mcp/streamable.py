@@ -40,7 +40,7 @@ from mock_server.http.session_url import SESSION_KEY
 from mock_server.mcp.endpoint import OPENING_KEY, preset_of
 from mock_server.mcp.inprocess import Caller
 from mock_server.mcp.jsonrpc import INTERNAL_ERROR, error_bytes
-from mock_server.mcp.server import Context, Toolbox, build_server
+from mock_server.mcp.server import CallerContext, Toolbox, build_server
 from mock_server.mcp.tools import MCP_PATH
 from mock_server.wire.decoding import MAX_BODY_BYTES
 
@@ -262,13 +262,13 @@ def start(server: ServerContext, app: Starlette, before: Running | None = None) 
     sessions = server.sessions
     token = server.settings.admin_token
 
-    def context(ctx: ServerRequestContext[Any]) -> Context:
+    def context(ctx: ServerRequestContext[Any]) -> CallerContext:
         request = ctx.request
         assert isinstance(request, Request), "a Streamable HTTP request carries its HTTP request"
         named = request.scope.get(SESSION_KEY)  # /__session/{name}/__mock/mcp: checked by the pipeline
         session = named or own_session(request.headers.get(MCP_SESSION_ID_HEADER, ""))
         caller = Caller(host=request.headers.get("host", "localhost"), scheme=request.url.scheme, token=token)
-        return Context(session, caller, preset_of(request.scope.get("query_string", b"")))  # checked: endpoint.py
+        return CallerContext(session, caller, preset_of(request.scope.get("query_string", b"")))  # checked: endpoint.py
 
     unsaved = server.state_file.unsaved if server.state_file is not None else set()
 

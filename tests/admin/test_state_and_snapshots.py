@@ -132,7 +132,6 @@ def test_put_state_needs_a_json_object(client):
     )
 
 
-
 def test_a_snapshot_copies_the_sessions_state_not_the_request_taking_it(client):
     """A snapshot is taken inside a turn, which the store points to while it runs: copying that turn copied the whole
     session graph behind it (every snapshot larger than the last, a test of 16 snapshots ran for minutes)."""

@@ -7,11 +7,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Server
+from tests.default_scenario import PENDING_EVENT
 
 pytestmark = pytest.mark.browser
 
 SESSION = "chaos-view"
-PENDING = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+PENDING = PENDING_EVENT
 
 
 def test_the_faults_table_shows_chance_and_quotas_and_the_form_arms_a_fault_by_chance(

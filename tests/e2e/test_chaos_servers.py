@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import httpx
 
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.live_server import live_server
 
-LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+LOOKUP = PENDING_EVENT_PATH
 SESSION = {"X-Mock-Session": "ci-job-7"}
 CHANCE = {"operation_id": "getExtraordinaryEvent", "status": 503, "probability": 0.3, "seed": 7, "times": None}
 

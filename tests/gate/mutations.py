@@ -270,7 +270,7 @@ NOT_BREAKING: tuple[Mutation, ...] = (
         "status-added",
         False,
         "an answer it never provoked",
-        lambda d: op(d, EVENT, "get")["responses"].__setitem__("429", {"description": "slow down"}),
+        lambda d: op(d, EVENT, "get")["responses"].__setitem__("503", {"description": "down for maintenance"}),
     ),
     Mutation(
         "request-optional-field-added",

@@ -108,7 +108,7 @@ def _undocumented_status(document: dict[str, Any]) -> tuple[str, str]:
     interaction(document, "a registration of a new account")["response"]["status"] = 200
     return (
         "a registration of a new account",
-        "status 200 is not documented for registerAccountLimit (201, 400, 403, 409, 413, 415, 500) "
+        "status 200 is not documented for registerAccountLimit (201, 400, 403, 409, 413, 415, 429, 500) "
         "at /interactions/3/response/status",
     )
 

@@ -17,6 +17,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.spec.resources import data_path
+from tests.default_scenario import PENDING_EVENT_PATH
 from tests.gate.mutations import BREAKING, CORPUS, NOT_BREAKING, Mutation
 from tests.pact_flow import run_flow
 from tests.whole_answer_client import WholeAnswerTestClient
@@ -119,7 +120,7 @@ def named_calls(out: str, change: str) -> list[str]:
             "response-field-removed",
             "response field paid_at removed",
             [
-                "0 GET /event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11 -> 200",
+                f"0 GET {PENDING_EVENT_PATH} -> 200",
                 "1 GET /event_conciliation/extraordinary_event/5c9f6e3a-0d2b-4a8c-9e7f-2b4d6f8a0c66 -> 200",
             ],
         ),

@@ -27,10 +27,10 @@ EVENT_KEY = "extraordinary_event_conciliation_key"
 def in_process(preset_name: str = "default") -> Any:
     """The SDK's server of `mock-server mcp --tools preset_name` over a fresh app, for the client to connect to."""
     from mock_server.mcp.inprocess import Caller
-    from mock_server.mcp.server import Context, Toolbox, build_server
+    from mock_server.mcp.server import CallerContext, Toolbox, build_server
 
     app = create_app(Settings())
-    calling = Context("mcp-test", Caller(), preset_name)
+    calling = CallerContext("mcp-test", Caller(), preset_name)
     return build_server(Toolbox.of(app, app.state.specs, lambda ctx: calling))
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from mock_server.pytest_plugin import PixMock
+from tests.default_scenario import PENDING_EVENT_PATH
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing-retries.md"
-LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+LOOKUP = PENDING_EVENT_PATH
 
 
 def page_example() -> tuple[str, str]:

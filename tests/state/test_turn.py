@@ -18,9 +18,10 @@ from mock_server.state.coverage import Coverage, OperationDoc
 from mock_server.state.faults import NO_BODY, FaultMatch
 from mock_server.state.sessions import Sessions
 from mock_server.state.turn import Turn, TurnPlan
+from tests.default_scenario import PENDING_EVENT
 from tests.helpers import ADMIN_HEADERS
 
-PENDING_KEY = "9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"  # 1500.00 expected, nothing paid (the default scenario)
+PENDING_KEY = PENDING_EVENT  # 1500.00 expected, nothing paid (the default scenario)
 LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING_KEY}"
 
 
