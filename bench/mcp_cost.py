@@ -31,7 +31,7 @@ from mcp import Client
 from mock_server.app import create_app
 from mock_server.mcp.catalog import ALL
 from mock_server.mcp.inprocess import Caller
-from mock_server.mcp.server import Context, Toolbox, build_server
+from mock_server.mcp.server import CallerContext, Toolbox, build_server
 from mock_server.settings import Settings
 from mock_server.state.bounds import Bounds
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # No journal bound to reach: every call is journaled, as any client's, without evicting the first ones.
     app = create_app(Settings(bounds=Bounds(journal_bytes=256 * 1024**2, journal_total_bytes=256 * 1024**2)))
-    calling = Context(SESSION, Caller(), ALL)
+    calling = CallerContext(SESSION, Caller(), ALL)
     toolbox = Toolbox.of(app, app.state.specs, lambda ctx: calling)
     server = build_server(toolbox)
 
