@@ -96,10 +96,11 @@ def fake_http() -> Iterator[Callable[[bytes | None], str]]:
 # --- exit codes of serve --------------------------------------------------------------------------------------
 
 
-def test_a_busy_port_exits_3(busy_port):
+def test_a_busy_port_exits_2_saying_so(busy_port):
+    """A port in use is a usage problem with one clear line (issue 43), not uvicorn's bare `Errno 98` and exit 3."""
     result = mock_server("--port", str(busy_port))
-    assert result.returncode == 3
-    assert "address already in use" in result.stderr
+    assert result.returncode == 2
+    assert f"port {busy_port} on 127.0.0.1 is in use" in result.stderr
     assert "ready" not in result.stdout
 
 
@@ -363,7 +364,7 @@ def test_the_recipe_fails_fast_on_an_unknown_scenario(recipe):
 def test_the_recipe_fails_fast_on_a_busy_port(recipe, busy_port):
     result, tested_url = recipe(MOCK_PORT=str(busy_port))
     assert result.returncode != 0
-    assert "address already in use" in result.stderr
+    assert f"port {busy_port} on 127.0.0.1 is in use" in result.stderr
     assert "exited before it was healthy" in result.stderr  # not "not healthy within 30s"
     assert tested_url is None
 
