@@ -37,8 +37,8 @@ from mock_server.domain.errors import (
     Unauthorized,
 )
 from mock_server.http import cross_origin, fault_replies
-from mock_server.http.cross_origin import PAGE_HEADERS
 from mock_server.http.auth import bearer_matches
+from mock_server.http.cross_origin import PAGE_HEADERS
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
 from mock_server.http.handling import NO_SESSION, BodyRules, Call, Handler, Reply, ServerContext, SessionUse
 from mock_server.http.request_body import read_bytes
