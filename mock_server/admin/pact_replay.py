@@ -42,8 +42,11 @@ class _AnsweredIds(IdSource):
         super().__init__(None, "")
         self.answered: list[str] = []
 
-    def new_uuid(self) -> str:
-        return self.answered.pop() if self.answered else super().new_uuid()
+    def _handing_out(self, drawn: Callable[[], str]) -> Callable[[], str]:
+        def answered_or_drawn() -> str:
+            return self.answered.pop() if self.answered else drawn()
+
+        return answered_or_drawn
 
 
 class Replay:

@@ -16,6 +16,7 @@ class Clock:
         self.frozen_at = start_frozen_at
 
     def now(self) -> datetime:
+        # Sessions.begin reads this rule in place at every request (state/sessions.py): change both together.
         return self.frozen_at if self.frozen_at is not None else datetime.now(UTC)
 
     @property

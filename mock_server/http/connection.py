@@ -175,6 +175,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._body_overdue = False
+        # The Host value this connection's last request was answered to: a kept-alive client sends the same one
+        # at every request, and the policy (a class attribute) does not change, so its verdict stands (no frame of
+        # http/hosts.py per request).
+        self._answered_host: bytes | None = None
 
     # --- connection ---------------------------------------------------------------------------
 
@@ -291,7 +295,12 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         for name, value in self.headers:  # a loop, not a comprehension: no function to make and call per request
             if name == b"host":
                 hosts.append(value)
-        refusal = self.hosts.refusal(hosts, self.parser.get_http_version())
+        if len(hosts) == 1 and hosts[0] == self._answered_host:
+            refusal = None
+        else:
+            refusal = self.hosts.refusal(hosts, self.parser.get_http_version())
+            if refusal is None and len(hosts) == 1:
+                self._answered_host = hosts[0]
         if refusal is None and self.parser.should_upgrade() and self._get_upgrade() == b"websocket":
             refusal = InvalidRequest(
                 "This server speaks no WebSocket: send the request without Upgrade.",

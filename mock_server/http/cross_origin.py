@@ -58,6 +58,8 @@ ADMIN_BODY_TYPES = frozenset({"application/json", "application/yaml", "applicati
 BROWSER_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest")
 # How every browser's User-Agent starts (Netscape's compatibility token; Presto-era Opera wrote its own name).
 BROWSER_AGENTS = ("mozilla/", "opera/")
+# The headers `foreign_page` judges a call by: without either it refuses nothing (the pipeline asks only then).
+PAGE_HEADERS = frozenset({b"sec-fetch-site", b"origin"})
 # What a browser's Sec-Fetch-Site says of a request from a page of this very origin, or from no page at all.
 OWN_SITES = frozenset({"same-origin", "none"})
 
@@ -116,7 +118,7 @@ def foreign_page(raw_headers: RawHeaders) -> ApiError | None:
             origin = origin or value
         elif name == b"host":
             host = host or value
-    if site is None and origin is None:
+    if site is None and origin is None:  # none of PAGE_HEADERS
         return None  # a program (nearly every call): nothing to decode
     said = _foreign(
         None if site is None else site.decode("latin-1"),

@@ -10,7 +10,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mock_server.domain.errors import ApiError, Detail
 from mock_server.state.sessions import DEFAULT_SESSION
@@ -51,12 +51,24 @@ class ServerContext:
     turn_observers: tuple[TurnObserver, ...] = ()
 
 
+class _NoSession:
+    """`Call.session` of an operation that opens no session: a handler that uses it has a bug, and is told so."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError("this operation opens no session")
+
+
+NO_SESSION = cast("Session", _NoSession())
+
+
 @dataclass(slots=True)
 class Call:
     """A validated request, as a handler sees it."""
 
     server: ServerContext
-    opened: Session | None  # None for the operations that act on no session (SessionUse.NONE)
+    # The calling session: a plain attribute, not a property, as every handler asks (a property's frame of this
+    # module at every request). An operation that opens none (SessionUse.NONE) gets NO_SESSION, which refuses use.
+    session: Session
     path: dict[str, str]
     query: dict[str, str]
     body: Any  # the validated JSON body; None when the operation takes none or none was sent
@@ -71,12 +83,6 @@ class Call:
     def headers(self) -> Mapping[str, str]:
         """The request's headers by lower-case name (content negotiation), decoded when a handler asks."""
         return header_values(self.scope.get("headers", ()))
-
-    @property
-    def session(self) -> Session:
-        """The calling session; only operations that open one may ask."""
-        assert self.opened is not None, "this operation opens no session"
-        return self.opened
 
 
 @dataclass(slots=True)
@@ -122,4 +128,4 @@ class SessionUse(enum.Enum):
 
     OPEN = "open"  # opens it, made on first use; an evicted explicit session answers 410
     CREATE = "create"  # opens it as an explicit session (a reset): made or brought back on purpose
-    NONE = "none"  # never opens one (health, the session registry, spec downloads): Call.opened is None
+    NONE = "none"  # never opens one (health, the session registry, spec downloads): Call.session is NO_SESSION

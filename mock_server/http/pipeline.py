@@ -38,8 +38,9 @@ from mock_server.domain.errors import (
 )
 from mock_server.http import cross_origin, fault_replies
 from mock_server.http.auth import bearer_matches
+from mock_server.http.cross_origin import PAGE_HEADERS
 from mock_server.http.fault_replies import DribbledResponse, DroppedConnection
-from mock_server.http.handling import BodyRules, Call, Handler, Reply, ServerContext, SessionUse
+from mock_server.http.handling import NO_SESSION, BodyRules, Call, Handler, Reply, ServerContext, SessionUse
 from mock_server.http.request_body import read_bytes
 from mock_server.http.responses import JSON_CONTENT_TYPE, NO_LENGTH, encoded_response, error_response, json_response
 from mock_server.http.session_url import SESSION_KEY
@@ -139,13 +140,23 @@ class OperationRunner:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the request: the steps below, then the response, sent."""
-        exchange = Exchange(scope, receive, scope["headers"])
+        raw_headers = scope["headers"]
+        exchange = Exchange(scope, receive, raw_headers)
+        # One walk over the header names, read in place (a frame of http/cross_origin.py and one of wire/headers.py
+        # at every call were most of what these two questions cost): whether a header cross_origin judges a page by
+        # is there (without one it refuses nothing: a program, nearly every call), and whether X-Mock-Session is.
+        from_page = session_header = False
+        for key, _ in raw_headers:
+            if key in PAGE_HEADERS:
+                from_page = True
+            elif key == b"x-mock-session":
+                session_header = True
         try:
             if self._authorizes:
                 self._authorize(exchange)
-            elif (refusal := cross_origin.foreign_page(exchange.raw_headers)) is not None:
+            elif from_page and (refusal := cross_origin.foreign_page(raw_headers)) is not None:
                 raise refusal  # before the session is opened: a page makes none, counts no lookup, is not journaled
-            turn = self._begin(exchange)
+            turn = self._begin(exchange, session_header)
             # A fault decided (or waiting for the body): no coroutine to make for nearly every call.
             faulted = turn is not None and (turn.fault is not None or turn.fault_waits_for_body)
             reply = await fault_replies.injected(self, exchange, turn) if faulted else None  # type: ignore[arg-type]
@@ -211,11 +222,12 @@ class OperationRunner:
         if refusal is not None:
             raise refusal
 
-    def _begin(self, exchange: Exchange) -> Turn | None:
+    def _begin(self, exchange: Exchange, session_header: bool) -> Turn | None:
         """The request's turn in the session it names (X-Mock-Session, or the URL's /__session/{name}, else
-        `default`), or None for an operation that opens none (then only its clock's reading)."""
+        `default`), or None for an operation that opens none (then only its clock's reading). `session_header`:
+        the request carries X-Mock-Session."""
         scope = exchange.scope
-        if SESSION_KEY not in scope and header_value(exchange.raw_headers, b"x-mock-session") is None:
+        if not session_header and SESSION_KEY not in scope:
             name = DEFAULT_SESSION  # named neither way (nearly every call): nothing to check
         else:
             name = exchange.session_name = self._session_name(exchange)
@@ -252,7 +264,7 @@ class OperationRunner:
             turn.claim_store()
         call = Call(
             self.server,
-            turn.session if turn is not None else None,
+            turn.session if turn is not None else NO_SESSION,
             path,
             query,
             body,
@@ -355,11 +367,16 @@ class OperationRunner:
         size and time."""
         if exchange.body_read:
             return
-        raw_headers = exchange.raw_headers
-        exchange.content_type = header_value(raw_headers, b"content-type")
+        content_type = declared = None
+        for key, value in exchange.raw_headers:  # both in one walk, in place: no frame of wire/headers.py a body
+            if key == b"content-type":
+                if content_type is None:  # the first, when repeated (as header_value reads it)
+                    content_type = value.decode("latin-1")
+            elif key == b"content-length" and declared is None:
+                declared = value.decode("latin-1")
+        exchange.content_type = content_type
         limit, over = self._body_limit(exchange) if self.body_rules is not None else (MAX_BODY_BYTES, None)
         timeout = self.server.settings.connection.body_timeout
-        declared = header_value(raw_headers, b"content-length")
         exchange.raw_body = await read_bytes(exchange.receive, declared, timeout, limit, over)
         exchange.body_read = True
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -211,6 +211,9 @@ class Decision:
 class Faults:
     def __init__(self, max_faults: int = MAX_FAULTS) -> None:
         self._faults: list[Fault] = []
+        # The armed faults themselves (the same list, changed in place, never replaced), read as a plain attribute
+        # where every call asks whether any is armed: `len(faults)` is a frame of this module at every request.
+        self.armed: Sequence[Fault] = self._faults
         self._count = 0
         self.max_faults = max_faults
 

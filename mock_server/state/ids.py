@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import chain, repeat
+from operator import length_hint
 from typing import Any
 
 # The version-4 UUID layout (RFC 9562): version nibble 4, variant bits 10.
@@ -28,6 +32,15 @@ _BATCHES = {
 
 
 class IdSource:
+    """A session's ids. `new_uuid()` hands out the next one.
+
+    `new_uuid` is an attribute, not a method: `next` over the batches joined (`itertools.chain`), a callable made of
+    C alone, so handing out an id runs no Python frame, of this module or any, but once a batch (every 64th id in a
+    busy session): a limit change entered this module for a list's pop. A subclass that hands out other ids
+    overrides `_handing_out`."""
+
+    new_uuid: Callable[[], str]
+
     def __init__(self, seed: int | None, session: str) -> None:
         self._seed = seed
         self._session = session
@@ -58,36 +71,48 @@ class IdSource:
         # and a mock's ids need to be unique, not unguessable.
         seed = f"{self._seed}:{self._session}" if self._seed is not None else os.urandom(32)
         self._random = random.Random(seed)
-        self._drawn: list[str] = []  # ids drawn and not yet handed out, the next one last
         self._batch = 1
+        self._restored: list[str] = []  # ids a restore handed back, in the order handed out: before any drawn
+        self._current: list[str] = []  # the batch being handed out, in order, and its iterator
+        self._handing: Iterator[str] = iter(self._current)
+        self.new_uuid = self._handing_out(partial(next, chain.from_iterable(map(self._next_batch, repeat(None)))))
 
-    def new_uuid(self) -> str:
-        """A version-4 UUID from the session's generator: the bits `uuid.UUID(int=..., version=4)` would set,
-        written out directly (building the UUID object was most of an id's cost)."""
-        drawn = self._drawn
-        if not drawn:
-            self._draw()
-        return drawn.pop()
+    def _handing_out(self, drawn: Callable[[], str]) -> Callable[[], str]:
+        """What `new_uuid` is, given the callable that hands out the next id drawn."""
+        return drawn
 
-    def _draw(self) -> None:
-        """The next batch of ids into `_drawn`, the first of them last (the lowest bits of the draw are the first
-        id's, and the last digits of its text)."""
+    def _next_batch(self, _: object) -> Iterator[str]:
+        """The ids handed out next (what a restore gave back, else a batch drawn), as the iterator `new_uuid` walks
+        (`saved` asks it how many it has left)."""
+        batch, self._restored = (self._restored, []) if self._restored else (self._draw(), [])
+        self._current = batch
+        self._handing = iter(batch)
+        return self._handing
+
+    def _draw(self) -> list[str]:
+        """The next batch of ids, in the order handed out (the lowest bits of the draw are the first id's, and the
+        last digits of its text)."""
         n = self._batch
         layout, mask, bits = _BATCHES[n]
         digits = layout % ((self._random.getrandbits(128 * n) & mask) | bits)
-        self._drawn[:] = [
+        self._batch = min(2 * n, MAX_BATCH)
+        return [
             f"{digits[at : at + 8]}-{digits[at + 8 : at + 12]}-{digits[at + 12 : at + 16]}-"
             f"{digits[at + 16 : at + 20]}-{digits[at + 20 : at + 32]}"
-            for at in range(0, 32 * n, 32)
+            for at in range(32 * (n - 1), -1, -32)
         ]
-        self._batch = min(2 * n, MAX_BATCH)
+
+    def _left(self) -> list[str]:
+        """The ids drawn (or restored) and not handed out yet, the next one last (the state file's order)."""
+        current = self._current
+        return (current[len(current) - length_hint(self._handing) :] + self._restored)[::-1]
 
     def saved(self) -> dict[str, Any]:
         """What the state file keeps: the seed, and where a seeded sequence is (an unseeded one needs only to
         go on being random): the generator's state and the ids it drew that are not handed out yet."""
         version, internal, gauss = self._random.getstate()
         state = [version, list(internal), gauss] if self._seed is not None else None
-        drawn = list(self._drawn) if self._seed is not None else []
+        drawn = self._left() if self._seed is not None else []
         return {"seed": self._seed, "session": self._session, "state": state, "drawn": drawn}
 
     def restore(self, saved: dict[str, Any]) -> None:
@@ -98,4 +123,4 @@ class IdSource:
         state = saved["state"]
         if state is not None:
             self._random.setstate((state[0], tuple(state[1]), state[2]))
-            self._drawn[:] = saved.get("drawn", [])
+            self._restored = list(reversed(saved.get("drawn", [])))

@@ -271,13 +271,15 @@ class Sessions:
         schedules due by then applied, the injected fault decided (public operations, when any is armed); the
         turn's `finish` or `leave` lets it go."""
         session = self.acquire(name, plan.explicit)
-        now = session.clock.now()
+        # Clock.now's rule read in place (a frame of domain/clock.py at every request): frozen, or real time.
+        frozen_at = session.clock.frozen_at
+        now = frozen_at if frozen_at is not None else datetime.now(UTC)
         turn = opened_turn(plan, session, now, method, path, headers)
         session.store.turn = turn  # before the schedules: a transition they apply is noted on this turn
         try:
             if session.schedules.timed_pending:  # apply_due's own test, without its call: nearly every call
                 session.apply_due(now)
-            if plan.public and session.faults:  # faults are looked for only when some are armed
+            if plan.public and session.faults.armed:  # faults are looked for only when some are armed
                 if session.faults.needs_body(plan.operation_id):
                     turn.fault_waits_for_body = True  # decided once the body is read (http/fault_replies.py)
                 else:

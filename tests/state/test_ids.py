@@ -49,3 +49,16 @@ def test_a_state_saved_before_ids_were_drawn_in_batches_goes_on_from_its_generat
     ids.restore({"seed": 5, "session": "old", "state": [version, list(internal), gauss]})
     expected = [str(uuid.UUID(int=bits.getrandbits(128), version=4)) for _ in range(70)]
     assert [ids.new_uuid() for _ in range(70)] == expected
+
+
+def test_a_restored_source_saved_again_keeps_the_ids_it_had_not_handed_out() -> None:
+    ids, reference = IdSource(4, "s"), IdSource(4, "s")
+    expected = [reference.new_uuid() for _ in range(40)]
+    handed = [ids.new_uuid() for _ in range(10)]  # batches 1, 2, 4, 8: 15 drawn, 5 left
+    restored = IdSource(None, "other")
+    restored.restore(ids.saved())
+    assert restored.saved()["drawn"] == ids.saved()["drawn"] and len(ids.saved()["drawn"]) == 5
+    handed.append(restored.new_uuid())
+    again = IdSource(None, "third")
+    again.restore(restored.saved())  # mid-way through the restored ids
+    assert handed + [again.new_uuid() for _ in range(29)] == expected
