@@ -544,6 +544,13 @@ def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record:
             "(default %(default)s)",
         )
     _bound_options(parser)
+    parser.add_argument(
+        "--otel-endpoint",
+        default=environment.default("otel_endpoint") or None,
+        metavar="URL",
+        help="send a span per request to this OTLP/HTTP collector's base URL (OTEL_EXPORTER_OTLP_ENDPOINT does "
+        "too; needs the [otel] extra; docs/telemetry.md)",
+    )
     if not record:
         _shadow_options(parser)
     _tls_options(parser)
@@ -662,6 +669,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         client_cnpjs=args.client_cnpj or (),
         state_file=args.state_file,
         state_interval=args.state_interval,
+        otel_endpoint=args.otel_endpoint,
     )
 
 
@@ -815,6 +823,8 @@ def _serve(settings: Settings) -> int:
                 print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
         if on_shutdown is not None:
             on_shutdown()
+        if app.state.server.tracing is not None:  # the spans still queued sent (bounded: telemetry/otel.py)
+            await asyncio.to_thread(app.state.server.tracing.shutdown)
 
     server = Server(app, settings, context, on_start=on_start, on_stop=on_stop)
     if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM

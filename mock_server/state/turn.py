@@ -10,6 +10,7 @@ request; the handler gets the turn's store.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ class TurnPlan:
     2xx acknowledges a write, and the server's coverage and observers. One per operation: a turn carries a
     reference to it, not copies of its fields."""
 
-    __slots__ = ("coverage", "explicit", "observers", "operation_id", "public", "writes")
+    __slots__ = ("coverage", "explicit", "noting", "observers", "operation_id", "public", "writes")
 
     def __init__(
         self,
@@ -46,6 +47,7 @@ class TurnPlan:
         writes: bool,
         coverage: Coverage,
         observers: tuple[TurnObserver, ...] = (),
+        noting: bool = False,
     ) -> None:
         self.operation_id = operation_id
         self.public = public
@@ -53,6 +55,9 @@ class TurnPlan:
         self.writes = writes
         self.coverage = coverage
         self.observers = observers
+        # Whether turns keep their domain events (a tracer puts them on the request's span): else `events` stays
+        # None, and the state code's `turn.events is not None` test is all a change of state pays.
+        self.noting = noting or bool(observers)
 
     def count(self, status: int, off_spec: bool, refused_fields: list[str] | None) -> None:
         """One answer of the operation in the server's coverage (a turn's, or a call refused before its session
@@ -75,10 +80,10 @@ class Turn:
     Two hook points for what must see a whole request (a telemetry span, a seeded fault decision, a quota window),
     each free when unused:
 
-    (a) domain events: `note(name, attributes)` appends `(name, attributes)` to `events`, made on the first note
-        (None for a turn that noted nothing). Code that changes state during the turn reaches it as the store's
+    (a) domain events: `note(name, attributes)` appends `(name, attributes, time.time_ns())` to `events`, a list
+        when the plan is `noting` (a tracer, or observers), else None: state code notes only when it is a list. Code that changes state during the turn reaches it as the store's
         `turn` (set by begin and again as the handler gets the store, cleared by finish; None outside a request):
-        `if store.turn is not None: store.turn.note("pix_mock.event.paid", {...})`. Names are
+        `if turn is not None and turn.events is not None: turn.note("pix_mock.event.paid", {...})`. Names are
         `pix_mock.<thing>.<what happened>`.
     (b) observers: the plan's `observers` (ServerContext.turn_observers, an empty tuple by default) are called with
         the turn once it finished and its session was let go. An observer must not raise and must not block: it runs
@@ -101,6 +106,7 @@ class Turn:
         "session",
         "status",
         "store",
+        "trace",
     )
 
     def __init__(
@@ -115,8 +121,10 @@ class Turn:
         self.headers = headers
         self.fault: Fault | None = None
         self.fault_waits_for_body = False
-        self.events: list[tuple[str, Mapping[str, Any]]] | None = None
+        self.events: list[tuple[str, Mapping[str, Any], int]] | None = [] if plan.noting else None
         self.status: int | None = None
+        # (trace id, span id) of the request's span when tracing is on, for the journal (telemetry/tracing.py)
+        self.trace: tuple[str, str] | None = None
 
     @property
     def operation_id(self) -> str:
@@ -127,10 +135,10 @@ class Turn:
         return self.session.scenario
 
     def note(self, name: str, attributes: Mapping[str, Any]) -> None:
-        """A domain event of this turn (`pix_mock.<thing>.<what happened>`), for the observers."""
-        if self.events is None:
-            self.events = []
-        self.events.append((name, attributes))
+        """A domain event of this turn (`pix_mock.<thing>.<what happened>`) and its instant, for the span; kept
+        only when the turn keeps events (callers test `events is not None` first, to build no attributes)."""
+        if self.events is not None:
+            self.events.append((name, attributes, time.time_ns()))
 
     def decide_fault(self, path: Mapping[str, str], body: Any = NO_BODY) -> Fault | None:
         """The injected fault of this call (its path parameters and JSON body, NO_BODY for none), decided once."""
@@ -176,6 +184,7 @@ class Turn:
                 self.headers,
                 injected,
                 certificate,
+                self.trace,
             )
             session.calls_answered += 1
             if status is not None and refused_fields is None:  # plan.count's usual case, without its call

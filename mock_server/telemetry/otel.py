@@ -1,0 +1,198 @@
+"""Tracing with the OpenTelemetry SDK (the `[otel]` extra): imported by tracing.start_tracing only when tracing is
+on. One SERVER span per request, made when the request finished from what it recorded (its start and end instants,
+its domain events with theirs): the request path holds no span object while it runs, and the span's id is drawn
+before the journal entry is written (the journal keeps it) and handed to the SDK by `_DrawnIds`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from mock_server.telemetry.trace_context import parent_of
+from mock_server.telemetry.tracing import DEFAULT_SERVICE_NAME, NotedEvent
+from mock_server.wire.headers import header_value
+
+if TYPE_CHECKING:
+    from mock_server.spec.openapi import Spec, Specs
+    from mock_server.wire.headers import RawHeaders
+
+log = logging.getLogger("mock_server")
+FLUSH_MILLIS = 5000  # a graceful stop waits at most this long for the spans still queued
+# The OTLP exporter logs every failed batch itself (and its retries): the server says it once instead (_WarnsOnce).
+_EXPORTER_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.sdk.trace.export",
+)
+
+
+class _DrawnIds(IdGenerator):
+    """Hands the SDK the ids drawn before the span is made (OtelTracer.ids): the journal holds them already."""
+
+    def __init__(self) -> None:
+        self.trace_id = 0
+        self.span_id = 0
+
+    def generate_span_id(self) -> int:
+        return self.span_id
+
+    def generate_trace_id(self) -> int:
+        return self.trace_id
+
+
+class _WarnsOnce(SpanExporter):
+    """The OTLP exporter, whose failures are said once (again only after it sent a batch since): a collector that
+    cannot be reached drops spans, and the server keeps serving without a warning per batch."""
+
+    def __init__(self, inner: SpanExporter, endpoint: str) -> None:
+        self.inner = inner
+        self.endpoint = endpoint
+        self.failing = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        try:
+            result = self.inner.export(spans)
+        except Exception as exc:  # the exporter's own bug or an unexpected transport error: still one warning
+            log.debug("the OTLP exporter failed: %r", exc)
+            result = SpanExportResult.FAILURE
+        if result is SpanExportResult.FAILURE:
+            if not self.failing:
+                log.warning(
+                    "spans could not be sent to the OTLP collector at %s: they are dropped until it answers "
+                    "(said once; the mock keeps serving)",
+                    self.endpoint,
+                )
+            self.failing = True
+        else:
+            self.failing = False
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = FLUSH_MILLIS) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
+def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
+    """operationId -> the statuses its responses mark `x-mock-defined: true` (their own, or the component a
+    `$ref` names), from the public spec as written."""
+    document = spec.document
+    components = document.get("components", {}).get("responses", {})
+    found: dict[str, frozenset[int]] = {}
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict) or "operationId" not in operation:
+                continue
+            marked = set()
+            for status, response in operation.get("responses", {}).items():
+                ref = response.get("$ref", "") if isinstance(response, dict) else ""
+                if ref.startswith("#/components/responses/"):
+                    response = components.get(ref.rsplit("/", 1)[1], {})
+                if isinstance(response, dict) and response.get("x-mock-defined") is True and str(status).isdigit():
+                    marked.add(int(status))
+            found[operation["operationId"]] = frozenset(marked)
+    return found
+
+
+class OtelTracer:
+    """The server's tracer: an SDK TracerProvider batching to an OTLP/HTTP exporter (tracing.RequestTracer)."""
+
+    def __init__(self, option: str | None, endpoint: str, specs: Specs, environ: Mapping[str, str]) -> None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        for name in _EXPORTER_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        self._ids = _DrawnIds()
+        self._random = random.Random()
+        resource = Resource.create({SERVICE_NAME: environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
+        # No sampler given: the SDK reads OTEL_TRACES_SAMPLER (and _ARG) itself, parent-based always-on by default.
+        self.provider = TracerProvider(resource=resource, id_generator=self._ids)
+        # The option names the collector's base, like OTEL_EXPORTER_OTLP_ENDPOINT; else the exporter reads the
+        # variables itself (the traces endpoint as is, the base with /v1/traces).
+        exporter = OTLPSpanExporter(endpoint=option.rstrip("/") + "/v1/traces") if option else OTLPSpanExporter()
+        self.processor = BatchSpanProcessor(_WarnsOnce(exporter, endpoint))
+        self.provider.add_span_processor(self.processor)
+        self.tracer = self.provider.get_tracer("mock_server")
+        self._propagator = TraceContextTextMapPropagator()
+        self._admin = frozenset(specs.admin.operations)
+        self._routes = {op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()}
+        self._mock_defined = mock_defined_statuses(specs.public)
+
+    def ids(self, raw_headers: RawHeaders) -> tuple[str, str]:
+        draw = self._random.getrandbits
+        parent = parent_of(header_value(raw_headers, b"traceparent"))
+        trace_id = parent[0] if parent is not None else f"{draw(128) or 1:032x}"
+        return trace_id, f"{draw(64) or 1:016x}"
+
+    def record(
+        self,
+        ids: tuple[str, str],
+        raw_headers: RawHeaders,
+        operation_id: str,
+        method: str,
+        url_path: str,
+        status: int | None,
+        session: str,
+        scenario: str | None,
+        fault_id: str | None,
+        off_interface: bool,
+        events: Sequence[NotedEvent] | None,
+        start_ns: int,
+        end_ns: int,
+    ) -> None:
+        route = self._routes.get(operation_id, url_path)
+        attributes: dict[str, Any] = {
+            "http.request.method": method,
+            "http.route": route,
+            "url.path": url_path,
+            "pix_mock.operation_id": operation_id,
+            "pix_mock.session": session,
+            "pix_mock.mock_defined": (
+                off_interface
+                or operation_id in self._admin
+                or (status is not None and status in self._mock_defined.get(operation_id, ()))
+            ),
+        }
+        if status is not None:
+            attributes["http.response.status_code"] = status
+        else:
+            attributes["error.type"] = "connection_dropped"
+        if scenario is not None:
+            attributes["pix_mock.scenario"] = scenario
+        if fault_id is not None:
+            attributes["pix_mock.fault_id"] = fault_id
+        context: Context | None = None
+        traceparent = header_value(raw_headers, b"traceparent")
+        if traceparent is not None:
+            carrier = {"traceparent": traceparent}
+            tracestate = header_value(raw_headers, b"tracestate")
+            if tracestate is not None:
+                carrier["tracestate"] = tracestate
+            context = self._propagator.extract(carrier)
+        drawn = self._ids
+        drawn.trace_id, drawn.span_id = int(ids[0], 16), int(ids[1], 16)
+        span = self.tracer.start_span(
+            f"{method} {route}", context, SpanKind.SERVER, attributes, start_time=start_ns, record_exception=False
+        )
+        if events:
+            for name, event_attributes, at in events:
+                span.add_event(name, event_attributes, at)
+        if status is None or status >= 500:
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=end_ns)
+
+    def shutdown(self) -> None:
+        self.provider.force_flush(FLUSH_MILLIS)
+        self.provider.shutdown()
