@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from bisect import bisect_left
 from time import perf_counter_ns, time_ns
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from mock_server.spec.openapi import Operation
 from mock_server.state.faults import NO_BODY
 from mock_server.state.sessions import DEFAULT_SESSION
 from mock_server.state.turn import Turn, TurnPlan
+from mock_server.telemetry.metrics import DURATION_BOUNDS_NS
 from mock_server.telemetry.tracing import RequestTracer
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
@@ -191,7 +193,13 @@ class OperationRunner:
                 exchange.turn.leave()
             raise
         elapsed = perf_counter_ns() - started
-        self.meter.count(0 if reply.dropped else status, elapsed)
+        # RequestMeter.count, inline: a call less at every request (telemetry/metrics.py)
+        meter = self.meter
+        counted = meter.statuses
+        answered = 0 if reply.dropped else status
+        counted[answered] = counted.get(answered, 0) + 1
+        meter.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed)] += 1
+        meter.total_ns += elapsed
         if tracer is not None:
             self._trace(tracer, trace, exchange, reply, elapsed)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)

@@ -254,7 +254,10 @@ class Store:
         turn = self.turn
         if turn is not None and turn.events is not None:  # a turn that wants its events (tracing on)
             what = "pix_mock.event.paid" if paid.status == PAID else "pix_mock.event.partially_paid"
-            turn.note(what, {"pix_mock.event.key": event.key, "pix_mock.event.amount": str(amount or "")})
+            attributes = {"pix_mock.event.key": event.key}
+            if amount is not None:  # a part of the balance; none: the open balance
+                attributes["pix_mock.event.amount"] = str(amount)
+            turn.note(what, attributes)
         return paid
 
     def cancel_event(self, event: Event) -> Event:

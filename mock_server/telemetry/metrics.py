@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # The histogram's upper bounds, in seconds (an in-memory mock answers in well under a millisecond; a fault's delay,
 # a slow body or a shadowed backend take seconds), and the same in nanoseconds for the request path's comparison.
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-_BUCKETS_NS = tuple(round(bound * 1e9) for bound in BUCKETS)
+DURATION_BOUNDS_NS = tuple(round(bound * 1e9) for bound in BUCKETS)
 DROPPED = "dropped"  # the status label of a call whose connection an injected reset dropped
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -33,15 +33,15 @@ class RequestMeter:
     def __init__(self, operation_id: str) -> None:
         self.operation_id = operation_id
         self.statuses: dict[int, int] = {}  # 0: dropped
-        self.buckets = [0] * (len(_BUCKETS_NS) + 1)
+        self.buckets = [0] * (len(DURATION_BOUNDS_NS) + 1)
         self.total_ns = 0
         self.faults: dict[str, int] = {}
 
     def count(self, status: int, elapsed_ns: int) -> None:
-        """One answer (`status` 0: none, the connection dropped), `elapsed_ns` after the request came."""
+        """(What http/pipeline.py does inline.) One answer (`status` 0: none, the connection dropped), `elapsed_ns` after the request came."""
         statuses = self.statuses
         statuses[status] = statuses.get(status, 0) + 1
-        self.buckets[bisect_left(_BUCKETS_NS, elapsed_ns)] += 1
+        self.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed_ns)] += 1
         self.total_ns += elapsed_ns
 
     def count_fault(self, kind: str) -> None:

@@ -15,7 +15,8 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from bench.servers import ACCOUNT, LIMIT_BODY, LIMIT_PATH
-from tests.default_scenario import PENDING_EVENT, SMALL_ACCOUNT
+from tests.api.test_limits import day_night
+from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT
 from tests.helpers import ADMIN_HEADERS
 from bench.otlp_receiver import Receiver, attributes_of, otlp_receiver
 from tests.whole_answer_client import WholeAnswerTestClient
@@ -152,9 +153,7 @@ def test_the_limit_domain_s_changes_are_events(traced: Starlette, receiver: Rece
     client = client_of(traced)
     answer = client.post(LIMIT_PATH, content=LIMIT_BODY, headers={"Content-Type": "application/json"})
     assert answer.status_code == 201, answer.text
-    recipient = client.post(
-        f"/limits/account/{SMALL_ACCOUNT}/recipient_list", json={"limit": {"pix": {}}}
-    )
+    refused = client.post(LIMIT_PATH, json={"pix": "nothing"})
     spans = flushed(traced, receiver)
     proposed = events_of(spans[0][1])["pix_mock.limit_change.proposed"]
     assert proposed == {
@@ -163,7 +162,41 @@ def test_the_limit_domain_s_changes_are_events(traced: Starlette, receiver: Rece
         "pix_mock.limit_change.target": "account",
         "pix_mock.limit_change.status": answer.json()["limit_update_request_status"],
     }
-    assert recipient.status_code >= 400 and list(events_of(spans[1][1])) == []  # refused: nothing changed
+    assert refused.status_code == 400 and list(events_of(spans[1][1])) == []  # refused: nothing changed
+
+
+def test_accounts_and_recipients_are_events(traced: Starlette, receiver: Receiver) -> None:
+    client = client_of(traced)
+    registration = {
+        "account_id": "new-0001",
+        "registration_date": "2026-11-21T09:00:00-03:00",
+        "limit": {"pix": {"withdraw": day_night(500000, 300000)}},
+    }
+    assert client.post("/limits/account", json=registration).status_code == 201
+    recipients = f"/limits/account/{FULL_ACCOUNT}/recipient_list/recipient"
+    added = client.post(recipients, json={"document_number": "529.982.247-25"})
+    assert added.status_code == 201, added.text
+    recipient_id = added.json()["recipient_id"]
+    assert client.delete(f"{recipients}/{CPF_RECIPIENT}").status_code < 300
+    spans = [span for _, span in flushed(traced, receiver)]
+    assert [events_of(span) for span in spans] == [
+        {"pix_mock.account.registered": {"pix_mock.account.id": "new-0001"}},
+        {"pix_mock.recipient.added": {"pix_mock.account.id": FULL_ACCOUNT, "pix_mock.recipient.id": recipient_id}},
+        {"pix_mock.recipient.removed": {"pix_mock.account.id": FULL_ACCOUNT, "pix_mock.recipient.id": CPF_RECIPIENT}},
+    ]
+
+
+def test_the_session_an_eviction_made_room_for_notes_it(receiver: Receiver, specs: Specs) -> None:
+    app = create_app(Settings(otel_endpoint=receiver.url, max_sessions=1), specs)
+    try:
+        client = client_of(app)
+        assert client.get(LOOKUP, headers={"X-Mock-Session": "first"}).status_code == 200
+        assert client.get(LOOKUP, headers={"X-Mock-Session": "second"}).status_code == 200
+        spans = [span for _, span in flushed(app, receiver)]
+    finally:
+        app.state.server.tracing.shutdown()
+    assert [events_of(span) for span in spans] == [{}, {"pix_mock.session.evicted": {"pix_mock.session": "first"}}]
+    assert attributes_of(spans[1].attributes)["pix_mock.session"] == "second"
 
 
 def test_answers_are_byte_for_byte_the_same_with_tracing_on_and_off(
@@ -194,10 +227,12 @@ def test_answers_are_byte_for_byte_the_same_with_tracing_on_and_off(
 
 
 def test_a_collector_that_cannot_be_reached_costs_one_warning_and_no_answer(
-    specs: Specs, caplog: pytest.LogCaptureFixture
+    specs: Specs, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with otlp_receiver() as gone:
         url = gone.url  # its port, closed once the block ends
+    # The exporter retries a batch until its timeout (the SDK's variable, read by the SDK): short, for the test.
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "0.2")
     app = create_app(Settings(otel_endpoint=url), specs)
     tracing = app.state.server.tracing
     client = client_of(app)
