@@ -1,6 +1,7 @@
 """A local OTLP/HTTP receiver: what a collector is to the mock's exporter, in a thread of this process
-(tests/telemetry, bench/tracing_cost.py; 127.0.0.1, port 0). It answers POST /v1/traces with an empty ExportTraceServiceResponse and keeps each request
-decoded with opentelemetry-proto; nothing else is answered. Bodies are bounded (MAX_BODY)."""
+(tests/telemetry, bench/tracing_cost.py; 127.0.0.1, port 0). It answers POST /v1/traces with an empty
+ExportTraceServiceResponse and keeps each request decoded with opentelemetry-proto; nothing else is answered.
+Bodies are bounded (MAX_BODY)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def otlp_receiver() -> Iterator[Receiver]:
     received: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             started = time.thread_time()
             length = int(self.headers.get("content-length") or 0)
             if self.path != "/v1/traces" or not 0 < length <= MAX_BODY:
@@ -74,7 +75,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             with received[0].lock:
                 received[0].cpu_seconds += time.thread_time() - started
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

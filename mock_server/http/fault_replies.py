@@ -49,7 +49,11 @@ async def injected(runner: OperationRunner, exchange: Exchange, turn: Turn) -> R
     if turn.events is not None:
         turn.note(
             "pix_mock.fault.injected",
-            {"pix_mock.fault_id": fault.fault_id, "pix_mock.fault.kind": fault.kind.value, "pix_mock.fault.status": fault.status or 0},
+            {
+                "pix_mock.fault_id": fault.fault_id,
+                "pix_mock.fault.kind": fault.kind.value,
+                "pix_mock.fault.status": fault.status or 0,
+            },
         )
     if fault.kind is FaultKind.SLOW_BODY:
         exchange.dribble_ms = fault.delay_ms  # the delay is spent sending the body, not before it

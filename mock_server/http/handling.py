@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mock_server.state.persistence import StateFile
     from mock_server.state.sessions import Session, Sessions
     from mock_server.state.turn import Turn, TurnObserver
-    from mock_server.telemetry.tracing import RequestTracer
+    from mock_server.telemetry.otel import OtelTracer
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class ServerContext:
     # Telemetry (mock_server/telemetry): the request counts GET /__mock/metrics reads (always kept), and the tracer
     # that makes each request's span (None: tracing off, nothing imported).
     metrics: ServerMetrics = field(default_factory=ServerMetrics)
-    tracing: RequestTracer | None = None
+    tracing: OtelTracer | None = None
 
 
 @dataclass(slots=True)

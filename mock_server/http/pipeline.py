@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import logging
 from bisect import bisect_left
-from time import perf_counter_ns, time_ns
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from time import perf_counter_ns, time_ns
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
@@ -51,10 +51,12 @@ from mock_server.state.faults import NO_BODY
 from mock_server.state.sessions import DEFAULT_SESSION
 from mock_server.state.turn import Turn, TurnPlan
 from mock_server.telemetry.metrics import DURATION_BOUNDS_NS
-from mock_server.telemetry.tracing import RequestTracer
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
+
+if TYPE_CHECKING:
+    from mock_server.telemetry.otel import OtelTracer
 
 log = logging.getLogger("mock_server")
 URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
@@ -338,7 +340,7 @@ class OperationRunner:
         return reply.status, response
 
     def _trace(
-        self, tracer: RequestTracer, trace: tuple[str, str], exchange: Exchange, reply: Reply, elapsed_ns: int
+        self, tracer: OtelTracer, trace: tuple[str, str], exchange: Exchange, reply: Reply, elapsed_ns: int
     ) -> None:
         """The request's SERVER span (telemetry/otel.py), from what it recorded: made once it is answered."""
         end = time_ns()

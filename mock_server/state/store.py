@@ -408,7 +408,9 @@ class Store:
         self._added_recipients = max(0, self._added_recipients - 1)
         turn = self.turn
         if turn is not None and turn.events is not None:
-            turn.note("pix_mock.recipient.removed", {"pix_mock.account.id": account_id, "pix_mock.recipient.id": recipient_id})
+            turn.note(
+                "pix_mock.recipient.removed", {"pix_mock.account.id": account_id, "pix_mock.recipient.id": recipient_id}
+            )
 
     def request_recipient_list_limit_update(
         self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]

@@ -19,9 +19,9 @@ from mock_server.state import faults as fault_rules
 from mock_server.state.faults import NO_BODY, Fault
 
 if TYPE_CHECKING:
+    from mock_server.domain.certificates import ClientCertificate
     from mock_server.domain.models import Scenario
     from mock_server.state.coverage import Coverage
-    from mock_server.domain.certificates import ClientCertificate
     from mock_server.state.sessions import Session
     from mock_server.state.store import Store
     from mock_server.wire.headers import RawHeaders
@@ -81,7 +81,8 @@ class Turn:
     each free when unused:
 
     (a) domain events: `note(name, attributes)` appends `(name, attributes, time.time_ns())` to `events`, a list
-        when the plan is `noting` (a tracer, or observers), else None: state code notes only when it is a list. Code that changes state during the turn reaches it as the store's
+        when the plan is `noting` (a tracer, or observers), else None: state code notes only when it is a list.
+        Code that changes state during the turn reaches it as the store's
         `turn` (set by begin and again as the handler gets the store, cleared by finish; None outside a request):
         `if turn is not None and turn.events is not None: turn.note("pix_mock.event.paid", {...})`. Names are
         `pix_mock.<thing>.<what happened>`.

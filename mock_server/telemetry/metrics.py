@@ -38,7 +38,8 @@ class RequestMeter:
         self.faults: dict[str, int] = {}
 
     def count(self, status: int, elapsed_ns: int) -> None:
-        """(What http/pipeline.py does inline.) One answer (`status` 0: none, the connection dropped), `elapsed_ns` after the request came."""
+        """One answer (`status` 0: none, the connection dropped), `elapsed_ns` after the request came. (What
+        http/pipeline.py does inline, for every request.)"""
         statuses = self.statuses
         statuses[status] = statuses.get(status, 0) + 1
         self.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed_ns)] += 1
@@ -77,7 +78,8 @@ class ServerMetrics:
             labels=("operation_id",),
         )
         faults = CounterMetricFamily(
-            "pix_mock_faults_injected", "Injected faults that answered a call, by operation and kind.",
+            "pix_mock_faults_injected",
+            "Injected faults that answered a call, by operation and kind.",
             labels=("operation_id", "kind"),
         )
         for meter in sorted(self.meters, key=lambda m: m.operation_id):
@@ -98,11 +100,13 @@ class ServerMetrics:
         if sessions is not None:
             yield GaugeMetricFamily("pix_mock_sessions", "Sessions the server holds now.", value=len(sessions))
             yield CounterMetricFamily(
-                "pix_mock_session_evictions", "Sessions evicted to make room (--max-sessions).",
+                "pix_mock_session_evictions",
+                "Sessions evicted to make room (--max-sessions).",
                 value=sessions.evictions,
             )
             yield GaugeMetricFamily(
-                "pix_mock_journal_bytes", "Bytes the request journals of every session hold together.",
+                "pix_mock_journal_bytes",
+                "Bytes the request journals of every session hold together.",
                 value=sessions.journal_budget.used,
             )
 

@@ -107,7 +107,9 @@ def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
 
 
 class OtelTracer:
-    """The server's tracer: an SDK TracerProvider batching to an OTLP/HTTP exporter (tracing.RequestTracer)."""
+    """The server's tracer: an SDK TracerProvider batching to an OTLP/HTTP exporter. What the pipeline asks of it:
+    `ids` (the request's span's, drawn before the call is journaled), `record` (the span, once answered) and, on a
+    graceful stop, `shutdown`."""
 
     def __init__(self, option: str | None, endpoint: str, specs: Specs, environ: Mapping[str, str]) -> None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -127,10 +129,13 @@ class OtelTracer:
         self.tracer = self.provider.get_tracer("mock_server")
         self._propagator = TraceContextTextMapPropagator()
         self._admin = frozenset(specs.admin.operations)
-        self._routes = {op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()}
+        self._routes = {
+            op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()
+        }
         self._mock_defined = mock_defined_statuses(specs.public)
 
     def ids(self, raw_headers: RawHeaders) -> tuple[str, str]:
+        """(trace id, span id) in hex of the request's SERVER span: the incoming traceparent's trace, a new span."""
         draw = self._random.getrandbits
         parent = parent_of(header_value(raw_headers, b"traceparent"))
         trace_id = parent[0] if parent is not None else f"{draw(128) or 1:032x}"
@@ -152,6 +157,9 @@ class OtelTracer:
         start_ns: int,
         end_ns: int,
     ) -> None:
+        """The request's SERVER span, started and ended at the given instants (time.time_ns()). `off_interface`: the
+        answer is none of the spec's own (injected by a fault, or the mock's session errors); `status` None: the
+        connection was dropped."""
         route = self._routes.get(operation_id, url_path)
         attributes: dict[str, Any] = {
             "http.request.method": method,
@@ -194,5 +202,6 @@ class OtelTracer:
         span.end(end_time=end_ns)
 
     def shutdown(self) -> None:
+        """Spans still queued sent (at most FLUSH_MILLIS), the exporter closed: the server's graceful stop."""
         self.provider.force_flush(FLUSH_MILLIS)
         self.provider.shutdown()

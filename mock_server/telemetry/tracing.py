@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mock_server.spec.openapi import Specs
-    from mock_server.wire.headers import RawHeaders
+    from mock_server.telemetry.otel import OtelTracer as RequestTracer
 
 log = logging.getLogger("mock_server")
 DEFAULT_SERVICE_NAME = "pix-limits-mock-server"
@@ -25,39 +25,6 @@ ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_
 OTEL_EXTRA = "pip install 'pix-limits-mock-server[otel]'"
 # A noted domain event: its name, its attributes (ids), when it happened (time.time_ns()).
 NotedEvent = tuple[str, Mapping[str, Any], int]
-
-
-class RequestTracer(Protocol):
-    """What the pipeline needs of a tracer: the ids of a request's span before it is journaled, then the span."""
-
-    def ids(self, raw_headers: RawHeaders) -> tuple[str, str]:
-        """(trace id, span id) in hex of the request's SERVER span: the incoming traceparent's trace, a new span."""
-        ...
-
-    def record(
-        self,
-        ids: tuple[str, str],
-        raw_headers: RawHeaders,
-        operation_id: str,
-        method: str,
-        url_path: str,
-        status: int | None,
-        session: str,
-        scenario: str | None,
-        fault_id: str | None,
-        off_interface: bool,
-        events: Sequence[NotedEvent] | None,
-        start_ns: int,
-        end_ns: int,
-    ) -> None:
-        """The request's SERVER span, started and ended at the given instants (time.time_ns()). `off_interface`: the
-        answer is none of the spec's own (injected by a fault, or the mock's session errors); `status` None: the
-        connection was dropped."""
-        ...
-
-    def shutdown(self) -> None:
-        """Spans still queued sent (bounded in time), the exporter closed: the server's graceful stop."""
-        ...
 
 
 def tracing_endpoint(option: str | None, environ: Mapping[str, str]) -> str | None:

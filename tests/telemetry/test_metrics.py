@@ -34,8 +34,10 @@ def test_the_counters_are_the_calls_made(client: Client) -> None:
     lookups = value(before["pix_mock_requests"], "pix_mock_requests_total", operation_id="getExtraordinaryEvent")
     assert lookups is None or lookups >= 0
     baseline = {
-        status: value(before["pix_mock_requests"], "pix_mock_requests_total", operation_id="getExtraordinaryEvent",
-                      status=status) or 0
+        status: value(
+            before["pix_mock_requests"], "pix_mock_requests_total", operation_id="getExtraordinaryEvent", status=status
+        )
+        or 0
         for status in ("200", "404", "503")
     }
     for _ in range(3):
@@ -54,13 +56,21 @@ def test_the_counters_are_the_calls_made(client: Client) -> None:
     durations = after["pix_mock_request_duration_seconds"]
     total = value(durations, "pix_mock_request_duration_seconds_count", operation_id="getExtraordinaryEvent")
     assert total == sum(counted.values())  # type: ignore[arg-type]
-    infinite = value(durations, "pix_mock_request_duration_seconds_bucket", operation_id="getExtraordinaryEvent",
-                     le="+Inf")
+    infinite = value(
+        durations, "pix_mock_request_duration_seconds_bucket", operation_id="getExtraordinaryEvent", le="+Inf"
+    )
     assert infinite == total
     faults = after["pix_mock_faults_injected"]
     injected = value(faults, "pix_mock_faults_injected_total", operation_id="getExtraordinaryEvent", kind="respond")
-    before_faults = value(before["pix_mock_faults_injected"], "pix_mock_faults_injected_total",
-                          operation_id="getExtraordinaryEvent", kind="respond") or 0
+    before_faults = (
+        value(
+            before["pix_mock_faults_injected"],
+            "pix_mock_faults_injected_total",
+            operation_id="getExtraordinaryEvent",
+            kind="respond",
+        )
+        or 0
+    )
     assert injected is not None and injected - before_faults == 2
     assert value(after["pix_mock_sessions"], "pix_mock_sessions") == 1  # the scrape itself makes none
     assert value(after["pix_mock_journal_bytes"], "pix_mock_journal_bytes") > 0  # type: ignore[operator]
@@ -84,9 +94,7 @@ def test_the_metrics_are_on_the_admin_plane_s_rules(make_client: Callable[..., T
     assert_error(guarded.get("/__mock/metrics"), 401, "unauthorized")
     answer = guarded.get("/__mock/metrics", headers={"Authorization": "Bearer s3cret"})
     assert answer.status_code == 200 and "pix_mock_requests_total" in answer.text
-    page = guarded.get(
-        "/__mock/metrics", headers={"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}
-    )
+    page = guarded.get("/__mock/metrics", headers={"Authorization": "Bearer s3cret", "Origin": "https://evil.example"})
     assert page.status_code == 403
     assert make_client(admin=False).get("/__mock/metrics").status_code == 404
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
+from bench.otlp_receiver import Receiver, attributes_of, otlp_receiver
+from bench.servers import ACCOUNT, LIMIT_BODY, LIMIT_PATH
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
-from bench.servers import ACCOUNT, LIMIT_BODY, LIMIT_PATH
-from tests.api.test_limits import day_night
+from tests.builders import day_night
 from tests.default_scenario import CPF_RECIPIENT, FULL_ACCOUNT, PENDING_EVENT
 from tests.helpers import ADMIN_HEADERS
-from bench.otlp_receiver import Receiver, attributes_of, otlp_receiver
 from tests.whole_answer_client import WholeAnswerTestClient
 
 pytest.importorskip("opentelemetry.sdk", reason="the [otel] extra")
@@ -91,7 +91,7 @@ def test_a_lookup_with_a_traceparent_is_one_server_span_in_that_trace(traced: St
     # The journal names the same trace and the span; the filter finds the entry, and only it.
     client.get(LOOKUP)  # another trace
     entries = client.get("/__mock/requests").json()["requests"]
-    assert [e["trace_id"] for e in entries][0] == TRACE_ID
+    assert entries[0]["trace_id"] == TRACE_ID
     assert entries[0]["span_id"] == span.span_id.hex()
     other = entries[1]["trace_id"]
     assert other != TRACE_ID and len(other) == 32 and len(entries[1]["span_id"]) == 16

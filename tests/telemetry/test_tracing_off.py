@@ -4,7 +4,6 @@ interpreter.) And the rules of the pure parts: which setting turns tracing on, w
 
 from __future__ import annotations
 
-
 import pytest
 
 from mock_server.telemetry.trace_context import is_trace_id, parent_of
