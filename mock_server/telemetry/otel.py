@@ -1,7 +1,12 @@
 """Tracing with the OpenTelemetry SDK (the `[otel]` extra): imported by tracing.start_tracing only when tracing is
 on. One SERVER span per request, made when the request finished from what it recorded (its start and end instants,
 its domain events with theirs): the request path holds no span object while it runs, and the span's id is drawn
-before the journal entry is written (the journal keeps it) and handed to the SDK by `_DrawnIds`.
+before the journal entry is written (the journal keeps it).
+
+The finished span is built as the SDK's own `ReadableSpan` and handed to its BatchSpanProcessor, once the SDK's
+sampler (OTEL_TRACES_SAMPLER) said to: what `tracer.start_span(...)` then `end()` would hand it, without the live
+span's machinery (a lock, attribute limits enforced key by key, the processors' on_start) that a span made after
+the fact has no use for (bench/tracing_cost.py: a lookup cost 4.2x its CPU with tracing off through start_span).
 """
 
 from __future__ import annotations
@@ -11,13 +16,21 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.id_generator import IdGenerator
-from opentelemetry.trace import SpanKind, Status, StatusCode
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.sdk.trace.sampling import Decision
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TraceState,
+    set_span_in_context,
+)
 
 from mock_server.telemetry.trace_context import parent_of
 from mock_server.telemetry.tracing import DEFAULT_SERVICE_NAME, NotedEvent
@@ -28,6 +41,8 @@ if TYPE_CHECKING:
     from mock_server.wire.headers import RawHeaders
 
 log = logging.getLogger("mock_server")
+_ERROR = Status(StatusCode.ERROR)
+_UNSET = Status(StatusCode.UNSET)
 FLUSH_MILLIS = 5000  # a graceful stop waits at most this long for the spans still queued
 # The OTLP exporter logs every failed batch itself (and its retries): the server says it once instead (_WarnsOnce).
 _EXPORTER_LOGGERS = (
@@ -35,20 +50,6 @@ _EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http",
     "opentelemetry.sdk.trace.export",
 )
-
-
-class _DrawnIds(IdGenerator):
-    """Hands the SDK the ids drawn before the span is made (OtelTracer.ids): the journal holds them already."""
-
-    def __init__(self) -> None:
-        self.trace_id = 0
-        self.span_id = 0
-
-    def generate_span_id(self) -> int:
-        return self.span_id
-
-    def generate_trace_id(self) -> int:
-        return self.trace_id
 
 
 class _WarnsOnce(SpanExporter):
@@ -85,6 +86,19 @@ class _WarnsOnce(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
 
+def _remote_parent(raw_headers: RawHeaders) -> SpanContext | None:
+    """The remote parent a valid `traceparent` names (its sampled flag, and the `tracestate` beside it), None
+    without one: the rules of the SDK's TraceContextTextMapPropagator (trace_context.parent_of)."""
+    traceparent = header_value(raw_headers, b"traceparent")
+    found = parent_of(traceparent)
+    if found is None or traceparent is None:
+        return None
+    flags = int(traceparent.strip()[53:55], 16)  # version-trace_id-span_id-flags: the flags' two digits
+    tracestate = header_value(raw_headers, b"tracestate")
+    state = TraceState.from_header([tracestate]) if tracestate else None
+    return SpanContext(int(found[0], 16), int(found[1], 16), True, TraceFlags(flags & TraceFlags.SAMPLED), state)
+
+
 def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
     """operationId -> the statuses its responses mark `x-mock-defined: true` (their own, or the component a
     `$ref` names), from the public spec as written."""
@@ -116,18 +130,18 @@ class OtelTracer:
 
         for name in _EXPORTER_LOGGERS:
             logging.getLogger(name).setLevel(logging.CRITICAL)
-        self._ids = _DrawnIds()
         self._random = random.Random()
         resource = Resource.create({SERVICE_NAME: environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
         # No sampler given: the SDK reads OTEL_TRACES_SAMPLER (and _ARG) itself, parent-based always-on by default.
-        self.provider = TracerProvider(resource=resource, id_generator=self._ids)
+        self.provider = TracerProvider(resource=resource)
+        self._resource = resource
+        self._sampler = self.provider.sampler
+        self._scope = InstrumentationScope("mock_server")
         # The option names the collector's base, like OTEL_EXPORTER_OTLP_ENDPOINT; else the exporter reads the
         # variables itself (the traces endpoint as is, the base with /v1/traces).
         exporter = OTLPSpanExporter(endpoint=option.rstrip("/") + "/v1/traces") if option else OTLPSpanExporter()
         self.processor = BatchSpanProcessor(_WarnsOnce(exporter, endpoint))
         self.provider.add_span_processor(self.processor)
-        self.tracer = self.provider.get_tracer("mock_server")
-        self._propagator = TraceContextTextMapPropagator()
         self._admin = frozenset(specs.admin.operations)
         self._routes = {
             op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()
@@ -181,25 +195,30 @@ class OtelTracer:
             attributes["pix_mock.scenario"] = scenario
         if fault_id is not None:
             attributes["pix_mock.fault_id"] = fault_id
-        context: Context | None = None
-        traceparent = header_value(raw_headers, b"traceparent")
-        if traceparent is not None:
-            carrier = {"traceparent": traceparent}
-            tracestate = header_value(raw_headers, b"tracestate")
-            if tracestate is not None:
-                carrier["tracestate"] = tracestate
-            context = self._propagator.extract(carrier)
-        drawn = self._ids
-        drawn.trace_id, drawn.span_id = int(ids[0], 16), int(ids[1], 16)
-        span = self.tracer.start_span(
-            f"{method} {route}", context, SpanKind.SERVER, attributes, start_time=start_ns, record_exception=False
+        name = f"{method} {route}"
+        trace_id, span_id = int(ids[0], 16), int(ids[1], 16)
+        parent = _remote_parent(raw_headers)
+        parent_context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
+        sampled = self._sampler.should_sample(parent_context, trace_id, name, SpanKind.SERVER, attributes)
+        if sampled.decision is not Decision.RECORD_AND_SAMPLE:
+            return  # not sent (a RECORD_ONLY span would reach no processor that reads it)
+        if sampled.attributes:
+            attributes.update(sampled.attributes)
+        context = SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED), sampled.trace_state)
+        span = ReadableSpan(
+            name,
+            context,
+            parent,
+            self._resource,
+            attributes,
+            [Event(event, event_attributes, at) for event, event_attributes, at in events] if events else (),
+            kind=SpanKind.SERVER,
+            status=_ERROR if status is None or status >= 500 else _UNSET,
+            start_time=start_ns,
+            end_time=end_ns,
+            instrumentation_scope=self._scope,
         )
-        if events:
-            for name, event_attributes, at in events:
-                span.add_event(name, event_attributes, at)
-        if status is None or status >= 500:
-            span.set_status(Status(StatusCode.ERROR))
-        span.end(end_time=end_ns)
+        self.processor.on_end(span)
 
     def shutdown(self) -> None:
         """Spans still queued sent (at most FLUSH_MILLIS), the exporter closed: the server's graceful stop."""
