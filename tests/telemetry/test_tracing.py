@@ -245,3 +245,14 @@ def test_a_collector_that_cannot_be_reached_costs_one_warning_and_no_answer(
         tracing.shutdown()
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(said) == 1 and "spans could not be sent to the OTLP collector" in said[0], said
+
+
+def test_a_caller_that_does_not_sample_gets_no_span_sent(traced: Starlette, receiver: Receiver) -> None:
+    """OTEL_TRACES_SAMPLER's default (parentbased_always_on) follows the traceparent's sampled flag."""
+    client = client_of(traced)
+    assert client.get(LOOKUP, headers={"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-00"}).status_code == 200
+    assert client.get(LOOKUP, headers={"traceparent": TRACEPARENT}).status_code == 200
+    spans = flushed(traced, receiver)
+    entries = client.get("/__mock/requests").json()["requests"]
+    assert [e["trace_id"] for e in entries] == [TRACE_ID, TRACE_ID]  # both journaled in the caller's trace
+    assert [span.span_id.hex() for _, span in spans] == [entries[1]["span_id"]]  # the sampled call's span alone
