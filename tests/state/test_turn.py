@@ -115,10 +115,11 @@ def test_an_observer_that_fails_costs_the_call_nothing(specs: Specs, caplog: pyt
     def broken(turn: Turn) -> None:
         raise RuntimeError("observer bug")
 
-    client = TestClient(create_app(Settings(), specs, turn_observers=(broken,)), headers=ADMIN_HEADERS)
+    app = create_app(Settings(), specs, turn_observers=(broken,))
+    client = TestClient(app, headers=ADMIN_HEADERS)
     assert client.get(LOOKUP).status_code == 200
     assert "a turn observer failed on getExtraordinaryEvent" in caplog.text
-    assert client.app.state.sessions.peek("default").in_flight == 0
+    assert app.state.sessions.peek("default").in_flight == 0
 
 
 # --- the turn's rules alone ---------------------------------------------------------------------------------------
