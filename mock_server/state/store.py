@@ -83,7 +83,9 @@ _UUID_SHAPE = "00000000-0000-4000-8000-000000000000"
 
 # Attributes capture() does not copy: the read-only seeds, the bounds and the session's meter, and the events
 # (copied by reference).
-_SHARED = frozenset({"seed", "base", "bounds", "meter", "_events"})
+# Not copied by capture/hand_over, nor put back by restore: `turn` is the request being answered (state/turn.py), no
+# part of the state (a copy of it reached the session, its journal and every journal of the server through theirs).
+_SHARED = frozenset({"seed", "base", "bounds", "meter", "_events", "turn"})
 
 
 @dataclass(frozen=True, slots=True)
