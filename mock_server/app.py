@@ -32,6 +32,8 @@ from mock_server.spec.served import ServedSpecs
 from mock_server.start_freeze import freeze_start_objects
 from mock_server.state.coverage import Coverage, OperationDoc
 from mock_server.state.sessions import Sessions
+from mock_server.telemetry.metrics import ServerMetrics
+from mock_server.telemetry.tracing import start_tracing
 
 if TYPE_CHECKING:
     from mock_server.http.shadow import Shadow
@@ -160,6 +162,11 @@ def _build(settings: Settings, specs: Specs | None, turn_observers: tuple[TurnOb
         from mock_server.http.record import Recorder
 
         recorder = Recorder(recording, loader)
+    tracing = start_tracing(settings.otel_endpoint, specs)  # None: off, and OpenTelemetry never imported
+    if tracing is not None:
+        sessions.noted_evictions = []
+    metrics = ServerMetrics()
+    metrics.sessions = sessions
     server = ServerContext(
         specs,
         settings,
@@ -172,6 +179,8 @@ def _build(settings: Settings, specs: Specs | None, turn_observers: tuple[TurnOb
         state_file,
         recorder,
         turn_observers,
+        metrics,
+        tracing,
     )
     public = _routes(specs.public, public_api.HANDLERS, server, public=True, keep=None)
     table = public + _routes(

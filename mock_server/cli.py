@@ -190,6 +190,13 @@ def _server_options(parser: argparse.ArgumentParser, defaults: Settings, record:
             "(default %(default)s)",
         )
     _bound_options(parser)
+    parser.add_argument(
+        "--otel-endpoint",
+        default=environment.default("otel_endpoint") or None,
+        metavar="URL",
+        help="send a span per request to this OTLP/HTTP collector's base URL (OTEL_EXPORTER_OTLP_ENDPOINT does "
+        "too; needs the [otel] extra; docs/telemetry.md)",
+    )
     if not record:
         _shadow_options(parser)
     _tls_options(parser)
@@ -261,6 +268,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         state_interval=args.state_interval,
         max_mcp_sessions=args.max_mcp_sessions,
         mcp_replica=args.mcp_replica,
+        otel_endpoint=args.otel_endpoint,
     )
 
 

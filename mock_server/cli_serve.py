@@ -177,6 +177,8 @@ def _serve(settings: Settings, lock: StateFileLock | None = None) -> int:
                 print(f"mock-server: cannot write the state file: {exc}", file=sys.stderr, flush=True)
         if on_shutdown is not None:
             on_shutdown()
+        if app.state.server.tracing is not None:  # the spans still queued sent (bounded: telemetry/otel.py)
+            await asyncio.to_thread(app.state.server.tracing.shutdown)
 
     server = Server(app, settings, context, on_start=on_start, on_stop=on_stop)
     if recorder is not None:  # POST /__mock/record/stop: the file is written, then the server stops as on SIGTERM

@@ -52,6 +52,8 @@ class Settings:
     # With client_ca: the only CNPJs whose client certificates are served (bare); empty: any trusted certificate.
     client_cnpjs: tuple[str, ...] = ()
     state_file: Path | None = None  # the whole server's state, read at start and written (state/persistence.py)
+    # An OTLP/HTTP collector's base URL: tracing on (telemetry/tracing.py; OTEL_EXPORTER_OTLP_ENDPOINT does too)
+    otel_endpoint: str | None = None
     state_interval: float = 5.0  # seconds between writes of the state file: what a SIGKILL may lose
     max_mcp_sessions: int = 256  # MCP sessions open on /__mock/mcp; beyond, the least recently used idle one closes
     mcp_replica: str | None = None  # begins every MCP session id issued (`NAME.`): a router routes by it

@@ -15,7 +15,7 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGE = REPOSITORY / "mock_server"
-PARTS = ("domain", "wire", "spec", "state", "scenarios", "http", "api", "admin", "provider", "gate", "mcp")
+PARTS = ("domain", "wire", "spec", "telemetry", "state", "scenarios", "http", "api", "admin", "provider", "gate", "mcp")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

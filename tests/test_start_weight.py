@@ -28,6 +28,9 @@ NOT_FOR_A_LOOKUP = (
     "mock_server.scenarios.state_file",
     "mock_server.state.persistence",
 )
+# Telemetry's libraries (issue 44): OpenTelemetry only when a collector is named, prometheus_client at the first
+# scrape of GET /__mock/metrics. A lookup with neither loads neither: tracing off costs nothing.
+TELEMETRY = ("opentelemetry", "prometheus_client")
 LOOKUP = PENDING_EVENT_PATH  # fixtures/default.yaml's
 
 
@@ -84,8 +87,9 @@ def test_an_app_that_answered_a_lookup_has_not_imported_what_other_modes_need() 
         f"assert client.get({LOOKUP!r}).status_code == 200\n"
         "bundled = None"
     )
-    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify")  # nor verify's rules
-    assert loaded_after(code, watched) == {"loaded": [], "bundled": None}
+    watched = (*NOT_FOR_A_LOOKUP, "mock_server.admin.verify", *TELEMETRY)  # nor verify's rules
+    untraced = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "MOCK_SERVER_OTEL"))}
+    assert loaded_after(code, watched, untraced) == {"loaded": [], "bundled": None}
 
 
 def test_a_second_start_on_the_shipped_scenarios_reads_no_yaml() -> None:

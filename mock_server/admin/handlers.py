@@ -34,6 +34,7 @@ from mock_server.state.export import export_state
 from mock_server.state.faults import FaultKind, FaultMatch, Quota
 from mock_server.state.sessions import Session
 from mock_server.state.store import Store
+from mock_server.telemetry.metrics import PROMETHEUS_TEXT, exposition
 
 YAML = "application/yaml"
 T = TypeVar("T")
@@ -174,7 +175,13 @@ def list_requests(call: Call) -> Reply:
     query = call.query
     since = _parsed(parse_instant, query, "since") if "since" in query else None
     status = int(query["status"]) if "status" in query else None
-    return Reply(200, {"requests": call.session.journal.entries(query.get("operation_id"), status, since)})
+    entries = call.session.journal.entries(query.get("operation_id"), status, since, query.get("trace_id"))
+    return Reply(200, {"requests": entries})
+
+
+def metrics(call: Call) -> Reply:
+    """The server's Prometheus metrics (telemetry/metrics.py), in the text format prometheus_client writes."""
+    return Reply(200, text=exposition(call.server.metrics).decode(), media_type=PROMETHEUS_TEXT)
 
 
 def clear_requests(call: Call) -> Reply:
@@ -249,7 +256,12 @@ def get_clock(call: Call) -> Reply:
 
 def set_clock(call: Call) -> Reply:
     now = call.body["now"]
-    call.session.clock.freeze(_parsed(parse_instant, call.body, "now") if now is not None else None)
+    clock = call.session.clock
+    clock.freeze(_parsed(parse_instant, call.body, "now") if now is not None else None)
+    turn = call.turn
+    if turn is not None and turn.events is not None:
+        at = clock.now()
+        turn.note("pix_mock.clock.set", {"pix_mock.clock.now": timestamp(at), "pix_mock.clock.frozen": clock.frozen})
     return _clock(call.session)
 
 
@@ -303,6 +315,7 @@ HANDLERS: dict[str, Handler] = {
     "mockEvaluateLimit": evaluate_limit,
     "mockListRequests": list_requests,
     "mockClearRequests": clear_requests,
+    "mockMetrics": metrics,
     "mockListDivergences": list_divergences,
     "mockClearDivergences": clear_divergences,
     "mockCreateFault": create_fault,

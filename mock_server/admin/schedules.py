@@ -53,6 +53,10 @@ def advance_clock(call: Call) -> Reply:
         now = clock.advance(call.body["seconds"])
     except ValueError as exc:
         raise InvalidRequest("The request is invalid.", [Detail(("seconds",), str(exc))]) from None
+    turn = call.turn
+    if turn is not None and turn.events is not None:  # before the schedules it brings due: their events follow
+        attributes = {"pix_mock.clock.seconds": float(call.body["seconds"]), "pix_mock.clock.now": timestamp(now)}
+        turn.note("pix_mock.clock.advanced", attributes)
     call.session.apply_due(now)
     return Reply(200, {"now": timestamp(now), "frozen": True})
 

@@ -78,6 +78,7 @@ HANDLERS: dict[str, Handler] = {
 SESSION_USE: dict[str, SessionUse] = {
     **dict.fromkeys(HANDLERS, SessionUse.NONE),
     "mockHealth": SessionUse.NONE,  # health never makes a session: polling it cannot evict anything
+    "mockMetrics": SessionUse.NONE,  # a scrape reads the whole server: it makes no session either
     "mockAdminSpec": SessionUse.NONE,
     "publicSpecYaml": SessionUse.NONE,
     "publicSpecJson": SessionUse.NONE,

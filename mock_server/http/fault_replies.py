@@ -46,6 +46,16 @@ async def injected(runner: OperationRunner, exchange: Exchange, turn: Turn) -> R
     fault, decision = turn.fault, turn.decision
     if fault is None or decision is None:
         return None
+    runner.meter.count_fault(fault.kind.value)
+    if turn.events is not None:
+        turn.note(
+            "pix_mock.fault.injected",
+            {
+                "pix_mock.fault_id": fault.fault_id,
+                "pix_mock.fault.kind": fault.kind.value,
+                "pix_mock.fault.status": fault.status or 0,
+            },
+        )
     if fault.kind is FaultKind.SLOW_BODY:
         exchange.dribble_ms = decision.delay_ms  # the delay is spent sending the body, not before it
     elif decision.delay_ms:  # its delay_ms, and its jitter drawn

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mock_server.domain.errors import ApiError, Detail
 from mock_server.state.sessions import DEFAULT_SESSION
+from mock_server.telemetry.metrics import ServerMetrics
 from mock_server.wire.headers import header_values
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from mock_server.state.persistence import StateFile
     from mock_server.state.sessions import Session, Sessions
     from mock_server.state.turn import Turn, TurnObserver
+    from mock_server.telemetry.otel import OtelTracer
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class ServerContext:
     # Called with every finished turn of a request (state/turn.py): what must see whole requests hangs here.
     # Empty by default, which costs a request one test.
     turn_observers: tuple[TurnObserver, ...] = ()
+    # Telemetry (mock_server/telemetry): the request counts GET /__mock/metrics reads (always kept), and the tracer
+    # that makes each request's span (None: tracing off, nothing imported).
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
+    tracing: OtelTracer | None = None
 
 
 class _NoSession:

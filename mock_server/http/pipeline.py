@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
+from bisect import bisect_left
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from time import perf_counter_ns, time_ns
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
@@ -49,9 +51,13 @@ from mock_server.spec.openapi import Operation
 from mock_server.state.faults import NO_BODY
 from mock_server.state.sessions import DEFAULT_SESSION
 from mock_server.state.turn import Turn, TurnPlan
+from mock_server.telemetry.metrics import DURATION_BOUNDS_NS
 from mock_server.wire.decoding import MAX_BODY_BYTES, MISSING, is_json_media_type, parse_json
 from mock_server.wire.encoding import encode_json
 from mock_server.wire.headers import RawHeaders, header_value, header_values, is_repeated
+
+if TYPE_CHECKING:
+    from mock_server.telemetry.otel import OtelTracer
 
 log = logging.getLogger("mock_server")
 URL_SESSION_FIELD = "__session"  # what `details[].field` calls the name in /__session/{name}/...
@@ -114,7 +120,10 @@ class OperationRunner:
             writes,
             server.coverage,
             server.turn_observers,
+            server.tracing is not None,  # turns keep their domain events for the span
         )
+        self.meter = server.metrics.meter(operation.operation_id)  # GET /__mock/metrics' counts of it
+        self._tracer = server.tracing
         self.body_rules = body_rules  # None: a JSON body, judged by the operation's schema
         self.operation = operation
         self.handler = handler
@@ -140,6 +149,7 @@ class OperationRunner:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the request: the steps below, then the response, sent."""
+        started = perf_counter_ns()
         raw_headers = scope["headers"]
         exchange = Exchange(scope, receive, raw_headers)
         # One walk over the header names, read in place (a frame of http/cross_origin.py and one of wire/headers.py
@@ -184,12 +194,27 @@ class OperationRunner:
         except Exception as exc:  # a bug: still the contract's body, and the journal says so
             log.exception("unexpected error in %s", self.operation.operation_id)
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
+        tracer = self._tracer
+        if tracer is not None:  # the span's ids drawn before the turn journals the call (it keeps them)
+            trace = tracer.ids(exchange.raw_headers)
+            if exchange.turn is not None:
+                exchange.turn.trace = trace
         try:
             status, response = self._respond(exchange, reply)  # the turn finished there, last
         except BaseException:
             if exchange.turn is not None:  # held since begin, never finished: let go, unanswered
                 exchange.turn.leave()
             raise
+        elapsed = perf_counter_ns() - started
+        # RequestMeter.count, inline: a call less at every request (telemetry/metrics.py)
+        meter = self.meter
+        counted = meter.statuses
+        answered = 0 if reply.dropped else status
+        counted[answered] = counted.get(answered, 0) + 1
+        meter.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed)] += 1
+        meter.total_ns += elapsed
+        if tracer is not None:
+            self._trace(tracer, trace, exchange, reply, elapsed)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
             size = len(response)
             length = self._lengths.get(size)
@@ -325,6 +350,30 @@ class OperationRunner:
         elif self.public and not reply.dropped:  # refused before its session was opened: still counted
             self.plan.count(reply.status, reply.off_spec, _refused_fields(reply) if reply.status == 400 else None)
         return reply.status, response
+
+    def _trace(
+        self, tracer: OtelTracer, trace: tuple[str, str], exchange: Exchange, reply: Reply, elapsed_ns: int
+    ) -> None:
+        """The request's SERVER span (telemetry/otel.py), from what it recorded: made once it is answered."""
+        end = time_ns()
+        turn = exchange.turn
+        scope = exchange.scope
+        fault = turn.fault if turn is not None else None
+        tracer.record(
+            trace,
+            exchange.raw_headers,
+            self.operation.operation_id,
+            scope["method"],
+            scope["path"],
+            None if reply.dropped else reply.status,
+            exchange.session_name,
+            turn.scenario.name if turn is not None else None,
+            fault.fault_id if fault is not None else None,
+            reply.off_spec or reply.injected,
+            turn.events if turn is not None else None,
+            end - elapsed_ns,
+            end,
+        )
 
     # --- what the steps use -------------------------------------------------------------------------
 

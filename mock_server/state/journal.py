@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mock_server.domain.certificates import ClientCertificate
 from mock_server.domain.clock import timestamp
 from mock_server.domain.errors import ApiError
+from mock_server.telemetry.trace_context import parent_of
 from mock_server.wire.decoding import parse_json
 from mock_server.wire.headers import RawHeaders, header_values
 
@@ -62,6 +63,9 @@ class _Entry(NamedTuple):
     injected: bool  # an injected fault answered, not the mock's own rules
     client_certificate: ClientCertificate | None  # the TLS client certificate the call came with (one per client)
     faults: tuple[FaultMark, ...] | None  # the armed faults decided on the call, fired or not (None: none armed)
+    # (trace id, span id) of the mock's SERVER span, tracing on; None: off (the trace id is then read, when the
+    # entry is, from the traceparent the call came with: nothing is paid for it at the call)
+    trace: tuple[str, str] | None
 
 
 _COST, _SEQ = _Entry._fields.index("cost"), _Entry._fields.index("seq")
@@ -86,6 +90,15 @@ def _unpacked(packed: bytes) -> list[tuple[bytes, bytes]]:
     if not packed:
         return []
     return [(name, value) for name, _, value in (line.partition(b": ") for line in packed.split(b"\r\n"))]
+
+
+def _incoming_trace(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The trace id of the call's `traceparent` header (the first one), None without a valid one."""
+    for name, value in headers:
+        if name.lower() == b"traceparent":
+            parent = parent_of(value.decode("latin-1"))
+            return parent[0] if parent is not None else None
+    return None
 
 
 def _redacted(raw: RawHeaders) -> dict[str, str]:
@@ -176,6 +189,7 @@ class Journal:
         injected: bool = False,
         client_certificate: ClientCertificate | None = None,
         faults: tuple[FaultMark, ...] | None = None,
+        trace: tuple[str, str] | None = None,
     ) -> None:
         """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
@@ -225,6 +239,7 @@ class Journal:
                 injected,
                 client_certificate,
                 faults,
+                trace,
             )
         )
         usage.bytes += cost
@@ -239,10 +254,14 @@ class Journal:
         self._budget.used -= cost
 
     def entries(
-        self, operation_id: str | None = None, status: int | None = None, since: datetime | None = None
+        self,
+        operation_id: str | None = None,
+        status: int | None = None,
+        since: datetime | None = None,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """Oldest first, in the shape of the admin spec's JournalEntry; only those of `operation_id`, answered
-        with `status`, received at or after `since`, when given."""
+        with `status`, received at or after `since`, in the trace `trace_id` (lower-case hex), when given."""
         out = []
         for kept in self._entries:
             e = _Entry._make(kept)
@@ -251,6 +270,10 @@ class Journal:
                 or (status is not None and e.status != status)
                 or (since is not None and e.received_at < since)
             ):
+                continue
+            headers = _unpacked(e.request_headers)
+            entry_trace, span_id = e.trace if e.trace is not None else (_incoming_trace(headers), None)
+            if trace_id is not None and entry_trace != trace_id:
                 continue
             request_size, response_size = e.sizes or (len(e.request_raw), len(e.response_raw))
             entry = {
@@ -261,7 +284,9 @@ class Journal:
                 "status": e.status,
                 "request_body": _decoded(e.request_raw, e.request_is_json, request_size),
                 "response_body": _decoded(e.response_raw, True, response_size),
-                "request_headers": _redacted(_unpacked(e.request_headers)),
+                "request_headers": _redacted(headers),
+                "trace_id": entry_trace,
+                "span_id": span_id,
             }
             if e.client_certificate is not None:
                 entry["client_certificate"] = e.client_certificate.to_json()

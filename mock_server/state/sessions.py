@@ -219,6 +219,9 @@ class Sessions:
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.evicted = EvictionRecords()
         self.evictions = 0
+        # Names of the sessions evicted since the last request's turn began, while tracing keeps events (a list;
+        # None: off): `begin` notes them on the turn that made room, as pix_mock.session.evicted.
+        self.noted_evictions: list[str] | None = None
         # Moves on every request that opens a session and every change of the registry: the state file is
         # written again only when it moved.
         self.generation = 0
@@ -276,6 +279,11 @@ class Sessions:
         now = frozen_at if frozen_at is not None else datetime.now(UTC)
         turn = opened_turn(plan, session, now, method, path, headers)
         session.store.turn = turn  # before the schedules: a transition they apply is noted on this turn
+        evicted = self.noted_evictions
+        if evicted:  # tracing on, and this request's session took the place of others
+            for victim in evicted:
+                turn.note("pix_mock.session.evicted", {"pix_mock.session": victim})
+            evicted.clear()
         try:
             if session.schedules.timed_pending:  # apply_due's own test, without its call: nearly every call
                 session.apply_due(now)
@@ -498,6 +506,8 @@ class Sessions:
             return _Refusal.RECORDS_FULL
         del self._sessions[victim.name]
         self.evictions += 1
+        if self.noted_evictions is not None:
+            self.noted_evictions.append(victim.name)
         if remembered:
             self.evicted.add(Tombstone(victim.name, time.time(), self.max_sessions))
         log.warning(

@@ -37,6 +37,7 @@ from mock_server.domain.models import (
     AUTOMATICALLY_APPROVED,
     CREATED,
     NOT_APPLICABLE,
+    PAID,
     RECIPIENT_LIST_TARGET,
     Account,
     Event,
@@ -252,14 +253,20 @@ class Store:
 
     def pay_event(self, event: Event, amount: Decimal | None, paid_at: date) -> Event:
         paid = self._replace_event(event_rules.pay(event, amount, paid_at))
-        if self.turn is not None:
-            self.turn.note("pix_mock.event.paid", {"key": event.key})
+        turn = self.turn
+        if turn is not None and turn.events is not None:  # a turn that wants its events (tracing on)
+            what = "pix_mock.event.paid" if paid.status == PAID else "pix_mock.event.partially_paid"
+            attributes = {"pix_mock.event.key": event.key}
+            if amount is not None:  # a part of the balance; none: the open balance
+                attributes["pix_mock.event.amount"] = str(amount)
+            turn.note(what, attributes)
         return paid
 
     def cancel_event(self, event: Event) -> Event:
         canceled = self._replace_event(event_rules.cancel(event))
-        if self.turn is not None:
-            self.turn.note("pix_mock.event.canceled", {"key": event.key})
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note("pix_mock.event.canceled", {"pix_mock.event.key": event.key})
         return canceled
 
     def _replace_event(self, event: Event) -> Event:
@@ -324,6 +331,9 @@ class Store:
         self._accounts[account_id] = account
         self._registered_accounts += 1
         self.held_bytes += cost
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note("pix_mock.account.registered", {"pix_mock.account.id": account_id})
         return account
 
     def request_limit_update(self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]) -> Proposal:
@@ -340,6 +350,9 @@ class Store:
         proposal.limit_update_request_id = new_id()
         account.limits = limits
         self._remember(account, proposal, proposal_cost)
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note("pix_mock.limit_change.proposed", _proposal_ids(account_id, proposal, "account"))
         return proposal
 
     def create_recipient_list(self, account_id: str, limits: Limits, now: datetime) -> RecipientList:
@@ -380,6 +393,12 @@ class Store:
         self.held_bytes += sys.getsizeof(recipient.recipient_id) - sys.getsizeof(_UUID_SHAPE)  # 0 for a UUID
         self._recipient_list(account).add(recipient)
         self._added_recipients += 1
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note(
+                "pix_mock.recipient.added",
+                {"pix_mock.account.id": account_id, "pix_mock.recipient.id": recipient.recipient_id},
+            )
         return recipient
 
     def remove_recipient(self, account_id: str, recipient_id: str) -> None:
@@ -389,6 +408,11 @@ class Store:
         less = footprint(recipients[recipient_id]) + _RECIPIENT_SLOTS
         self._recipient_list(self._writable_account(account_id, -less, "The removal")).remove(recipient_id)
         self._added_recipients = max(0, self._added_recipients - 1)
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note(
+                "pix_mock.recipient.removed", {"pix_mock.account.id": account_id, "pix_mock.recipient.id": recipient_id}
+            )
 
     def request_recipient_list_limit_update(
         self, account_id: str, pix: Limits, now: datetime, new_id: Callable[[], str]
@@ -414,6 +438,9 @@ class Store:
         proposal.limit_update_request_id = new_id()
         self._recipient_list(account).limits = limits
         self._remember(account, proposal, proposal_cost)
+        turn = self.turn
+        if turn is not None and turn.events is not None:
+            turn.note("pix_mock.limit_change.proposed", _proposal_ids(account_id, proposal, "recipient_list"))
         return proposal
 
     # --- provider states (POST /__mock/pact/states): facts put in place directly --------------------------
@@ -560,6 +587,16 @@ class Store:
         if len(self._proposals) > 2 * len(self._proposal_ids) + 1024:
             # The order still names proposals the per-account bound dropped: keep only the live ones.
             self._proposals = deque(p for p in self._proposals if p[1] in self._proposal_ids)
+
+
+def _proposal_ids(account_id: str, proposal: Proposal, target: str) -> dict[str, str]:
+    """A limit change's span event attributes: whose limits, which proposal, what became of it."""
+    return {
+        "pix_mock.account.id": account_id,
+        "pix_mock.limit_change.id": proposal.limit_update_request_id,
+        "pix_mock.limit_change.target": target,
+        "pix_mock.limit_change.status": proposal.status,
+    }
 
 
 def _proposal(

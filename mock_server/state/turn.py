@@ -10,6 +10,8 @@ request; the handler gets the turn's store.
 from __future__ import annotations
 
 import logging
+import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -38,7 +40,7 @@ class TurnPlan:
     2xx acknowledges a write, and the server's coverage and observers. One per operation: a turn carries a
     reference to it, not copies of its fields."""
 
-    __slots__ = ("coverage", "explicit", "observers", "operation_id", "public", "tallies", "writes")
+    __slots__ = ("coverage", "explicit", "noting", "observers", "operation_id", "public", "tallies", "writes")
 
     def __init__(
         self,
@@ -48,6 +50,7 @@ class TurnPlan:
         writes: bool,
         coverage: Coverage,
         observers: tuple[TurnObserver, ...] = (),
+        noting: bool = False,
     ) -> None:
         self.operation_id = operation_id
         self.public = public
@@ -60,6 +63,9 @@ class TurnPlan:
             coverage.tallies(operation_id) if public else (Counter(), Counter())
         )
         self.observers = observers
+        # Whether turns keep their domain events (a tracer puts them on the request's span): else `events` stays
+        # None, and the state code's `turn.events is not None` test is all a change of state pays.
+        self.noting = noting or bool(observers)
 
     def count(self, status: int, off_spec: bool, refused_fields: list[str] | None) -> None:
         """One answer of the operation in the server's coverage (a turn's, or a call refused before its session
@@ -82,10 +88,11 @@ class Turn:
     Two hook points for what must see a whole request (a telemetry span, a seeded fault decision, a quota window),
     each free when unused:
 
-    (a) domain events: `note(name, attributes)` appends `(name, attributes)` to `events`, made on the first note
-        (None for a turn that noted nothing). Code that changes state during the turn reaches it as the store's
+    (a) domain events: `note(name, attributes)` appends `(name, attributes, time.time_ns())` to `events`, a list
+        when the plan is `noting` (a tracer, or observers), else None: state code notes only when it is a list.
+        Code that changes state during the turn reaches it as the store's
         `turn` (set by begin and again as the handler gets the store, cleared by finish; None outside a request):
-        `if store.turn is not None: store.turn.note("pix_mock.event.paid", {...})`. Names are
+        `if turn is not None and turn.events is not None: turn.note("pix_mock.event.paid", {...})`. Names are
         `pix_mock.<thing>.<what happened>`.
     (b) observers: the plan's `observers` (ServerContext.turn_observers, an empty tuple by default) are called with
         the turn once it finished and its session was let go. An observer must not raise and must not block: it runs
@@ -108,6 +115,7 @@ class Turn:
         "plan",
         "session",
         "status",
+        "trace",
     )
     plan: TurnPlan
     session: Session
@@ -120,8 +128,10 @@ class Turn:
     # each fault's mark, which the journal keeps.
     decision: Decision | None
     fault_waits_for_body: bool
-    events: list[tuple[str, Mapping[str, Any]]] | None
+    events: list[tuple[str, Mapping[str, Any], int]] | None
     status: int | None
+    # (trace id, span id) of the request's span when tracing is on, for the journal (telemetry/tracing.py)
+    trace: tuple[str, str] | None
 
     @property
     def store(self) -> Store:
@@ -137,10 +147,10 @@ class Turn:
         return self.session.scenario
 
     def note(self, name: str, attributes: Mapping[str, Any]) -> None:
-        """A domain event of this turn (`pix_mock.<thing>.<what happened>`), for the observers."""
-        if self.events is None:
-            self.events = []
-        self.events.append((name, attributes))
+        """A domain event of this turn (`pix_mock.<thing>.<what happened>`) and its instant, for the span; kept
+        only when the turn keeps events (callers test `events is not None` first, to build no attributes)."""
+        if self.events is not None:
+            self.events.append((name, attributes, time.time_ns()))
 
     def decide_fault(self, path: Mapping[str, str], body: Any = NO_BODY) -> Fault | None:
         """The injected fault of this call (its path parameters and JSON body, NO_BODY for none), decided once."""
@@ -188,6 +198,7 @@ class Turn:
                 injected,
                 certificate,
                 None if self.decision is None else self.decision.marks,
+                self.trace,
             )
             session.calls_answered += 1
             if status is not None and refused_fields is None:  # plan.count's usual case, without its call
@@ -229,6 +240,7 @@ def opened_turn(plan: TurnPlan, session: Session, now: datetime, method: str, pa
     turn.fault = None
     turn.decision = None
     turn.fault_waits_for_body = False
-    turn.events = None
+    turn.events = [] if plan.noting else None
     turn.status = None
+    turn.trace = None
     return turn

@@ -33,6 +33,11 @@ def watched(specs: Specs) -> tuple[TestClient, list[Turn]]:
     return TestClient(app, headers=ADMIN_HEADERS), finished
 
 
+def named(events: Any) -> list[tuple[str, Any]]:
+    """Noted events without their instants."""
+    return [(name, attributes) for name, attributes, _ in events]
+
+
 def test_every_public_call_in_a_session_is_one_finished_turn(watched) -> None:
     client, finished = watched
     client.get(LOOKUP, headers={"X-Mock-Session": "watched"})
@@ -46,7 +51,7 @@ def test_every_public_call_in_a_session_is_one_finished_turn(watched) -> None:
     )
     assert turn.session.in_flight == 0  # let go before the observers are told
     assert turn.store.turn is None  # and no longer the store's current turn
-    assert turn.events is None  # a lookup changes nothing: nothing noted, no list made
+    assert turn.events == []  # a lookup changes nothing: nothing noted (a list: observers keep the turn's events)
     assert turn.fault is None
     assert turn.session.journal.entries()[-1]["status"] == 200
 
@@ -64,9 +69,9 @@ def test_a_transition_a_lookup_completes_is_noted_on_its_turn(watched) -> None:
     answer = client.post(f"/__mock/events/{PENDING_KEY}/schedule", json={"action": "pay", "after_lookups": 2})
     assert answer.status_code == 201, answer.text
     client.get(LOOKUP)
-    assert finished[-1].events is None
+    assert finished[-1].events == []
     client.get(LOOKUP)
-    assert finished[-1].events == [("pix_mock.event.paid", {"key": PENDING_KEY})]
+    assert named(finished[-1].events) == [("pix_mock.event.paid", {"pix_mock.event.key": PENDING_KEY})]
 
 
 def test_a_timed_transition_is_noted_on_the_turn_that_applied_it(watched) -> None:
@@ -76,8 +81,9 @@ def test_a_timed_transition_is_noted_on_the_turn_that_applied_it(watched) -> Non
     answer = client.post(f"/__mock/events/{PENDING_KEY}/schedule", json={"action": "cancel", "at": at})
     assert answer.status_code == 201, answer.text
     assert client.post("/__mock/clock/advance", json={"seconds": 7200}).status_code == 200  # an admin turn
-    noted = [(turn.operation_id, turn.events) for turn in finished if turn.events]
-    assert noted == [("mockAdvanceClock", [("pix_mock.event.canceled", {"key": PENDING_KEY})])]
+    noted = [(turn.operation_id, [name for name, _, _ in turn.events]) for turn in finished if turn.events]
+    assert noted[-1] == ("mockAdvanceClock", ["pix_mock.clock.advanced", "pix_mock.event.canceled"])
+    assert named(finished[-1].events)[-1] == ("pix_mock.event.canceled", {"pix_mock.event.key": PENDING_KEY})
 
 
 def test_an_injected_fault_is_the_turns_decision(watched) -> None:
@@ -111,7 +117,8 @@ def test_an_observer_that_fails_costs_the_call_nothing(specs: Specs, caplog: pyt
         raise RuntimeError("observer bug")
 
     app = create_app(Settings(), specs, turn_observers=(broken,))
-    assert TestClient(app, headers=ADMIN_HEADERS).get(LOOKUP).status_code == 200
+    client = TestClient(app, headers=ADMIN_HEADERS)
+    assert client.get(LOOKUP).status_code == 200
     assert "a turn observer failed on getExtraordinaryEvent" in caplog.text
     assert app.state.sessions.peek("default").in_flight == 0
 
@@ -194,17 +201,24 @@ def test_only_a_writing_operations_own_2xx_acknowledges_a_write(
 def test_notes_are_kept_in_order_and_observers_see_the_finished_turn(registry: Sessions) -> None:
     seen: list[tuple[int | None, Any, int]] = []
     turn = begin(registry, plan(observers=(lambda t: seen.append((t.status, t.events, t.session.in_flight)),)))
-    assert turn.events is None
+    assert turn.events == []  # observers: the turn keeps its events
     turn.note("pix_mock.account.registered", {"account_id": "1"})
     turn.note("pix_mock.limit.requested", {"account_id": "1"})
     finish(turn, 201)
-    assert seen == [
+    assert [(status, named(events), in_flight) for status, events, in_flight in seen] == [
         (
             201,
             [("pix_mock.account.registered", {"account_id": "1"}), ("pix_mock.limit.requested", {"account_id": "1"})],
             0,
         )
     ]
+    assert all(at > 0 for _, _, at in seen[0][1])  # each noted with its instant (time.time_ns())
+
+
+def test_a_turn_without_observers_or_a_tracer_keeps_no_events(registry: Sessions) -> None:
+    turn = begin(registry, plan())
+    turn.note("pix_mock.account.registered", {"account_id": "1"})  # state code would not even call it
+    assert turn.events is None
 
 
 def test_the_fault_decision_is_made_at_begin_unless_it_needs_the_body(registry: Sessions) -> None:

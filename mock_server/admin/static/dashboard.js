@@ -372,11 +372,19 @@
         el("td", { text: e.received_at.slice(11, 23) }), el("td", { text: e.method }),
         el("td", { "class": "path", text: e.path }), el("td", { text: e.operation_id }),
         el("td", { "class": "num", text: e.status === null ? "reset" : String(e.status) }),  // null: no answer
-        clientCell(e.client_certificate)
+        clientCell(e.client_certificate), traceCell(e.trace_id, e.span_id)
       ]);
     });
-    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "6", "class": "muted", text: "No public API calls in this session yet." })])];
+    if (!rows.length) rows = [el("tr", {}, [el("td", { colspan: "7", "class": "muted", text: "No public API calls in this session yet." })])];
     body.replaceChildren.apply(body, rows);
+  }
+
+  // The call's trace (its traceparent's, or the mock's span's): the first 8 digits shown, the whole ids on hover,
+  // to look the trace up in a tracing UI or filter the journal with ?trace_id=.
+  function traceCell(traceId, spanId) {
+    if (!traceId) return el("td", { "class": "trace muted", text: "none" });
+    return el("td", { "class": "trace", title: "trace " + traceId + (spanId ? "\nmock's span " + spanId : ""),
+      text: traceId.slice(0, 8) });
   }
 
   // The TLS client certificate a call came with (mutual TLS, or a proxy's header): its CNPJ, the rest on hover.
