@@ -10,7 +10,6 @@ request; the handler gets the turn's store.
 from __future__ import annotations
 
 import logging
-import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
