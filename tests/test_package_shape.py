@@ -7,12 +7,9 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
 MAX_LINES = 700
 # Being shrunk on its own branch (issue 41: `plugin`): the one module over MAX_LINES this branch leaves.
-SHRINKING_ELSEWHERE = {"pytest_plugin.py"}
 
 
 def _modules() -> list[Path]:
@@ -55,11 +52,6 @@ def _over_the_limit() -> dict[str, int]:
     return modules_over(MAX_LINES)
 
 
-@pytest.mark.xfail(
-    set(_over_the_limit()) <= SHRINKING_ELSEWHERE and bool(_over_the_limit()),
-    reason="pytest_plugin.py is brought under 700 lines on the `plugin` branch (issue 41)",
-    strict=False,
-)
 def test_no_module_is_over_the_limit() -> None:
     over = _over_the_limit()
     assert over == {}, "modules over 700 lines (split them by what the parts do): " + ", ".join(
