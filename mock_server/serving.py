@@ -164,6 +164,9 @@ class SharedServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.server: InProcessServer | None = None  # without a child process
         self._problem: str | None = None  # why the server could not be started
+        # The first call arrived and the start began: set before the server is made, as it serves that call before
+        # its constructor returns (a caller answered must find it started).
+        self._called = False
         self._log: IO[bytes] | None = None  # the child's standard error: what it said if it failed
         self._wake, self._waker = socket.socketpair()
         self._thread = threading.Thread(target=self._start_when_called, name="mock-server-shared", daemon=True)
@@ -173,6 +176,7 @@ class SharedServer:
         try:
             readable, _, _ = select.select([self._socket, self._wake], [], [])
             if self._socket in readable and self._wake not in readable:
+                self._called = True
                 if not self._child_process:
                     given = self._options
                     self.server = InProcessServer(given.get("fixtures"), given.get("admin_token"), None, self._socket)
@@ -210,7 +214,7 @@ class SharedServer:
 
     @property
     def started(self) -> bool:
-        return self.process is not None or self.server is not None
+        return self._called
 
     @property
     def problem(self) -> str | None:
