@@ -105,7 +105,8 @@ def test_paying_an_event_through_the_admin_api_is_a_span_with_the_paid_event(
     client = client_of(traced)
     assert client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": 100}).status_code == 200
     assert client.post(f"/__mock/events/{PENDING_EVENT}/pay").status_code == 200
-    spans = [span for _, span in flushed(traced, receiver) if span.name == "POST /__mock/events/{extraordinary_event_conciliation_key}/pay"]
+    route = "POST /__mock/events/{extraordinary_event_conciliation_key}/pay"
+    spans = [span for _, span in flushed(traced, receiver) if span.name == route]
     assert [list(events_of(span)) for span in spans] == [["pix_mock.event.partially_paid"], ["pix_mock.event.paid"]]
     assert events_of(spans[1])["pix_mock.event.paid"]["pix_mock.event.key"] == PENDING_EVENT
     attributes = attributes_of(spans[1].attributes)
