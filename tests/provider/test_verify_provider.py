@@ -495,10 +495,13 @@ def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) ->
         await app(scope, receive, send)
 
     # 0.6 s: the first call, the probe, must be answered in time on a busy machine too (its schemas compile then).
-    # The catalogue's first 12 flows (17 calls, one flow of 5 steps and one of 2 to shrink): the whole catalogue,
-    # 65 calls of 0.6 s each 4 at a time, took 13 s to show the same.
+    # The catalogue's first 12 flows (17 calls, one flow of 5 steps and one of 2 to shrink), all 12 at once: the run
+    # takes the 5-step flow's 5 timeouts (3 s; 4 at a time it took 5 s); the whole catalogue, 65 calls of 0.6 s each
+    # 4 at a time, took 13 s to show the same.
     with serve(only_the_first_call_answered_in_time) as url:
-        status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.6", "--quiet", "--flows", "12")
+        status, out, _ = verify_provider(
+            capsys, "--target", url, "--timeout", "0.6", "--quiet", "--flows", "12", "--concurrency", "12"
+        )
         verified.set()
     assert status == 1
     assert "got no answer (no whole answer within --timeout 0.6 s)" in out
