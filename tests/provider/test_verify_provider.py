@@ -359,11 +359,12 @@ def test_a_reset_mid_answer_exits_2_in_one_line(capsys) -> None:
 
 
 def test_a_provider_dripping_its_answer_is_unreachable_within_the_timeout(capsys) -> None:
-    """A byte every 0.3 s never lets one read wait 1 s: with a deadline per read it ran for as long as it dripped."""
-    with hostile(dripping(0.3)) as url:
-        status, _, err = verify_provider(capsys, "--target", url, "--timeout", "1")
+    """A byte every 0.1 s never lets one read wait 0.4 s: with a deadline per read it ran for as long as it
+    dripped (its 72 bytes: 7 s)."""
+    with hostile(dripping(0.1)) as url:
+        status, _, err = verify_provider(capsys, "--target", url, "--timeout", "0.4")
     assert status == 2
-    assert one_line(err).endswith(f"{url}: no whole answer within --timeout 1 s")
+    assert one_line(err).endswith(f"{url}: no whole answer within --timeout 0.4 s")
 
 
 def provider_answering(lookup: Answer) -> ASGIApp:
