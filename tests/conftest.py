@@ -33,7 +33,7 @@ from mock_server.pki import TestPki
 from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
-from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
+from tests.helpers import ADMIN_HEADERS, Client, StateNotRead, WatchedLiveClient, WatchedTestClient, checks_state
 from tests.whole_answer_client import WholeAnswerTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
@@ -57,17 +57,30 @@ def test_pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
 
 
 @pytest.fixture
-def client(app: Starlette) -> Iterator[Client]:
-    """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
+def client(app: Starlette, request: pytest.FixtureRequest) -> Iterator[Client]:
+    """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL. It
+    reads the session's state before each request only for a test that may check it (tests/helpers.py)."""
+    not_read = None if _checks_state(request) else StateNotRead(request.node.nodeid)
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"
         with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session, **ADMIN_HEADERS}) as live:
+            live.state_not_read = not_read
             live.post("/__mock/reset").raise_for_status()
             yield live
         return
     app.state.sessions.clear()
     with WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS) as local:
+        local.state_not_read = not_read
         yield local
+
+
+def _checks_state(request: pytest.FixtureRequest) -> bool:
+    """Whether the test may check the state of a `client` response: through its code, the fixtures of its module it
+    takes, or a function among its parameters (tests.helpers.checks_state)."""
+    fixtures = [getattr(getattr(request.module, name, None), "__wrapped__", None) for name in request.fixturenames]
+    callspec = getattr(request.node, "callspec", None)
+    parameters = list(callspec.params.values()) if callspec is not None else []
+    return checks_state(request.function, [f for f in fixtures if f is not None] + parameters)
 
 
 @pytest.fixture
