@@ -55,6 +55,7 @@ def bounded() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_past_the_bound_the_least_recently_used_idle_session_closes_with_its_mock_session(bounded) -> None:
     from mock_server.mcp.streamable import own_session
 
@@ -70,6 +71,7 @@ def test_past_the_bound_the_least_recently_used_idle_session_closes_with_its_moc
         assert tool_call(bounded, session_id, "mockReset", {}).status_code == 200
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_with_every_session_in_a_call_an_initialize_is_refused_503_naming_the_bound(monkeypatch) -> None:
     """The call is held in its fault's pause (tests/held_pauses.py) while the initialize comes: a pause of 1.5 s
     and a sleep of 0.5 s that hoped the call was in it by then took 2 s."""
@@ -109,6 +111,7 @@ def served() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 @pytest.mark.parametrize("bad_id", [{"an": "object"}, [1], True, 1.5])
 def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(served, bad_id) -> None:
     session_id = opened(served)
@@ -120,6 +123,7 @@ def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(served
     assert answer.json()["id"] is None
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_mcp_owned_sessions_are_never_written_to_the_state_file(tmp_path: Path) -> None:
     from mock_server.mcp.streamable import own_session
 
@@ -138,6 +142,7 @@ def test_mcp_owned_sessions_are_never_written_to_the_state_file(tmp_path: Path) 
     assert own_session(session_id) not in written
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_with_a_replica_name_every_session_id_names_it_and_another_is_no_session() -> None:
     app = create_app(Settings(mcp_replica="r1"))
 
