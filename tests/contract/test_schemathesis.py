@@ -16,42 +16,81 @@ each worker.
 
 from __future__ import annotations
 
+import functools
 import unittest
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import schemathesis
 
-from tests.contract.conformance import (
-    SAMPLE_SETTINGS,
-    STATE_BODY,
-    STATEFUL_SAMPLE_SETTINGS,
-    load,
-    operations,
-    run_operation,
-    state_machine,
-)
+from mock_server.spec.openapi import Spec, load_specs
 
-public = load("openapi.yaml")
-admin = load("admin/openapi.yaml")
-admin.config.phases.coverage.enabled = False  # the exhaustive tier's (with the state body's)
-admin.config.phases.fuzzing.enabled = False  # the exhaustive tier's (30 per operation), but for the next's
-admin_generated = load("admin/openapi.yaml")  # for the admin operations the spec gives no example of
-admin_generated.config.phases.coverage.enabled = False
-admin_generated.config.phases.examples.enabled = False
+if TYPE_CHECKING:
+    import schemathesis
+    from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+# Collection builds nothing of schemathesis's (tests/contract/conformance.py, its schemas, its state machines: ~1 s
+# in each xdist worker, most of which runs none of these tests): the operations are named from the server's own
+# reading of the specs, and test_the_operations_are_those_schemathesis_finds holds the two readings together.
+STATE_BODY = "PUT /__mock/state"
 
 
-@SAMPLE_SETTINGS
-def conforms(case: schemathesis.Case[Any]) -> None:
-    case.call_and_validate()
+def labels(spec: Spec) -> list[str]:
+    """`METHOD /path` of each operation, as schemathesis labels them."""
+    return [f"{operation.method.upper()} {operation.path}" for operation in spec.operations.values()]
 
 
-@pytest.mark.parametrize("operation", operations(public))
+PUBLIC_OPERATIONS = labels(load_specs().public)
+ADMIN_OPERATIONS = [label for label in labels(load_specs().admin) if label != STATE_BODY]
+
+
+@functools.cache
+def schemas() -> tuple[OpenApiSchema, OpenApiSchema, OpenApiSchema]:
+    """The public spec; the admin spec's examples (its generated cases and coverage phase are the exhaustive tier's,
+    30 per operation); and the admin spec's generated cases alone, for the operations the spec gives no example of."""
+    from tests.contract.conformance import load
+
+    public = load("openapi.yaml")
+    admin = load("admin/openapi.yaml")
+    admin.config.phases.coverage.enabled = False  # the exhaustive tier's (with the state body's)
+    admin.config.phases.fuzzing.enabled = False  # the exhaustive tier's (30 per operation), but for admin_generated
+    admin_generated = load("admin/openapi.yaml")
+    admin_generated.config.phases.coverage.enabled = False
+    admin_generated.config.phases.examples.enabled = False
+    return public, admin, admin_generated
+
+
+@functools.cache
+def conforms() -> Callable[[schemathesis.Case[Any]], None]:
+    from tests.contract.conformance import SAMPLE_SETTINGS
+
+    @SAMPLE_SETTINGS
+    def conforming(case: schemathesis.Case[Any]) -> None:
+        case.call_and_validate()
+
+    return conforming
+
+
+def run(schema: OpenApiSchema, operation: str) -> None:
+    from tests.contract.conformance import run_operation
+
+    run_operation(schema, operation, conforms())
+
+
+def test_the_operations_are_those_schemathesis_finds() -> None:
+    from tests.contract.conformance import operations
+
+    public, admin, _ = schemas()
+    assert sorted(PUBLIC_OPERATIONS) == sorted(operations(public))
+    assert sorted([*ADMIN_OPERATIONS, STATE_BODY]) == sorted(operations(admin))
+
+
+@pytest.mark.parametrize("operation", PUBLIC_OPERATIONS)
 def test_public_api_conforms(operation: str) -> None:
-    run_operation(public, operation, conforms)
+    run(schemas()[0], operation)
 
 
-@pytest.mark.parametrize("operation", operations(admin, lambda label: label != STATE_BODY))
+@pytest.mark.parametrize("operation", ADMIN_OPERATIONS)
 def test_admin_api_conforms(operation: str) -> None:
     """The operation's examples in the spec; where the spec gives none (the GETs, mostly: no body), 5 generated
     cases instead."""
@@ -59,23 +98,26 @@ def test_admin_api_conforms(operation: str) -> None:
         # The first call to /__mock/mcp imports the MCP SDK (about 1 s, 8-10 s on a loaded machine): imported here,
         # so that schemathesis's 10 s read timeout judges the answers, not an optional extra's one-time import.
         import mock_server.mcp.streamable  # noqa: F401
+    _, admin, admin_generated = schemas()
     try:
-        run_operation(admin, operation, conforms)
+        run(admin, operation)
     except unittest.SkipTest:  # hypothesis was given no case to run: the spec has no example of it
-        run_operation(admin_generated, operation, conforms)
+        run(admin_generated, operation)
 
 
 def test_admin_state_body_conforms() -> None:
-    run_operation(admin, STATE_BODY, conforms)
+    run(schemas()[1], STATE_BODY)
 
 
-PublicMachine = state_machine(load("openapi.yaml"))
-AdminMachine = state_machine(load("admin/openapi.yaml"))
+def stateful_run(spec: str) -> None:
+    from tests.contract.conformance import STATEFUL_SAMPLE_SETTINGS, load, state_machine
+
+    state_machine(load(spec)).run(settings=STATEFUL_SAMPLE_SETTINGS)
 
 
 def test_public_api_stateful() -> None:
-    PublicMachine.run(settings=STATEFUL_SAMPLE_SETTINGS)
+    stateful_run("openapi.yaml")
 
 
 def test_admin_api_stateful() -> None:
-    AdminMachine.run(settings=STATEFUL_SAMPLE_SETTINGS)
+    stateful_run("admin/openapi.yaml")
