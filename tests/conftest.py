@@ -25,6 +25,7 @@ from typing import Any
 # unmapped: a reset fault's ReadError was no httpx.TransportError when a pytester test came first in the worker).
 import httpcore  # noqa: F401
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -56,8 +57,17 @@ def test_pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
     return init_pki(tmp_path_factory.mktemp("pki"), key_type="ec")
 
 
+@pytest.fixture(scope="session")
+def _portal() -> Iterator[BlockingPortal]:
+    """The event loop (in a thread of its own) the `client` fixture's clients call the app in: one a process. A
+    client entered for each test started one and stopped it (~3 ms a test, two thousand tests); the app has no
+    lifespan for `with` to run."""
+    with start_blocking_portal(backend="asyncio") as portal:
+        yield portal
+
+
 @pytest.fixture
-def client(app: Starlette, request: pytest.FixtureRequest) -> Iterator[Client]:
+def client(app: Starlette, request: pytest.FixtureRequest, _portal: BlockingPortal) -> Iterator[Client]:
     """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL. It
     reads the session's state before each request only for a test that may check it (tests/helpers.py)."""
     not_read = None if _checks_state(request) else StateNotRead(request.node.nodeid)
@@ -69,9 +79,14 @@ def client(app: Starlette, request: pytest.FixtureRequest) -> Iterator[Client]:
             yield live
         return
     app.state.sessions.clear()
-    with WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS) as local:
-        local.state_not_read = not_read
+    local = WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS)
+    local.portal = _portal  # what `with` would set: every call goes into that loop
+    local.state_not_read = not_read
+    try:
         yield local
+    finally:
+        local.portal = None
+        local.close()
 
 
 def _checks_state(request: pytest.FixtureRequest) -> bool:
