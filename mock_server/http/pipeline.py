@@ -196,7 +196,7 @@ class OperationRunner:
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
         tracer = self._tracer
         if tracer is not None:  # the span's ids drawn before the turn journals the call (it keeps them)
-            trace = tracer.ids(exchange.raw_headers)
+            trace, traceparent, trace_id, span_id = tracer.ids(exchange.raw_headers)
             if exchange.turn is not None:
                 exchange.turn.trace = trace
         try:
@@ -214,7 +214,7 @@ class OperationRunner:
         meter.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed)] += 1
         meter.total_ns += elapsed
         if tracer is not None:
-            self._trace(tracer, trace, exchange, reply, elapsed)
+            self._trace(tracer, trace_id, span_id, traceparent, exchange, reply, elapsed)
         if type(response) is bytes:  # a JSON answer with no header of its own: sent as is (see _respond)
             size = len(response)
             length = self._lengths.get(size)
@@ -352,7 +352,14 @@ class OperationRunner:
         return reply.status, response
 
     def _trace(
-        self, tracer: OtelTracer, trace: tuple[str, str], exchange: Exchange, reply: Reply, elapsed_ns: int
+        self,
+        tracer: OtelTracer,
+        trace_id: int,
+        span_id: int,
+        traceparent: str | None,
+        exchange: Exchange,
+        reply: Reply,
+        elapsed_ns: int,
     ) -> None:
         """The request's SERVER span (telemetry/otel.py), from what it recorded: made once it is answered."""
         end = time_ns()
@@ -360,7 +367,9 @@ class OperationRunner:
         scope = exchange.scope
         fault = turn.fault if turn is not None else None
         tracer.record(
-            trace,
+            trace_id,
+            span_id,
+            traceparent,
             exchange.raw_headers,
             self.operation.operation_id,
             scope["method"],
