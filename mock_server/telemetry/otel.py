@@ -131,11 +131,11 @@ def _remote_parent(traceparent: str, raw_headers: RawHeaders) -> SpanContext | N
 # The SDK's own samplers whose decision on a span with no parent, a sampled parent and an unsampled one is fixed
 # (by their description, which names every delegate: OTEL_TRACES_SAMPLER's always_on, always_off,
 # parentbased_always_on, the default, and parentbased_always_off); any other is asked span by span.
-_FIXED_SAMPLERS = {
+_FIXED_SAMPLERS: dict[str, tuple[bool, bool, bool]] = {
     ALWAYS_ON.get_description(): (True, True, True),
     ALWAYS_OFF.get_description(): (False, False, False),
-    ParentBased(ALWAYS_ON).get_description(): (True, True, False),
-    ParentBased(ALWAYS_OFF).get_description(): (False, True, False),
+    ParentBased(ALWAYS_ON).get_description(): (True, True, False),  # type: ignore[no-untyped-call]
+    ParentBased(ALWAYS_OFF).get_description(): (False, True, False),  # type: ignore[no-untyped-call]
 }
 
 
@@ -316,7 +316,7 @@ class OtelTracer:
     def readable(self, facts: SpanFacts, asked: bool = False) -> ReadableSpan | None:
         """The SDK's ReadableSpan of a request's span; `asked`: once the sampler said to keep it (None: it does
         not), with the attributes it answers, as the SDK's tracer takes them."""
-        attributes = span_attributes(facts)
+        attributes: Mapping[str, Any] = span_attributes(facts)
         parent = facts.parent
         trace_id = facts.trace_id
         trace_state = parent.trace_state if parent is not None else None

@@ -212,9 +212,9 @@ class BatchEncoder:
         out = []
         for resource, scopes in groups.values():
             scope_spans = []
-            for scope, encoded in scopes.values():
+            for scope, fields in scopes.values():
                 schema = getattr(scope, "schema_url", None) if scope is not None else None
-                body = self._scope(scope) + b"".join(encoded) + _string(3, schema)
+                body = self._scope(scope) + b"".join(fields) + _string(3, schema)
                 scope_spans.append(_delimited(2, body))
             body = self._resource(resource) + b"".join(scope_spans) + _string(3, resource.schema_url)
             out.append(_delimited(1, body))
@@ -291,12 +291,10 @@ class BatchEncoder:
             attributes = span_attributes(facts)
             names = list(attributes)
             at = names.index("url.path")
-            before = {name: attributes[name] for name in names[:at]}
-            after = {name: attributes[name] for name in names[at + 1 :]}
             kept = self._server[key] = (
                 _string(5, facts.name) + b"\x30\x02",  # SPAN_KIND_SERVER
-                self._attribute_fields(9, before),
-                self._attribute_fields(9, after),
+                self._attribute_fields(9, {name: attributes[name] for name in names[:at]}),
+                self._attribute_fields(9, {name: attributes[name] for name in names[at + 1 :]}),
                 _ERROR_STATUS if facts.is_error else _UNSET_STATUS,
             )
         head, before, after, status = kept
@@ -324,10 +322,10 @@ class BatchEncoder:
             + after
         )
         if facts.events:
-            for name, attributes, at_ns in facts.events:
+            for name, event_attributes, at_ns in facts.events:
                 body = b"\x09" + _FIXED64.pack(at_ns) + _string(2, name)
-                if attributes:
-                    body += self._attribute_fields(3, attributes)
+                if event_attributes:
+                    body += self._attribute_fields(3, event_attributes)
                 out += _delimited(11, body)
         return out + status + (_REMOTE_PARENT if parent is not None and parent.is_remote else _LOCAL_PARENT)
 
