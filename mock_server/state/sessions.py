@@ -39,6 +39,7 @@ DEFAULT_SESSION = "default"
 MAX_SESSIONS = 256
 # Bound once, for `begin`: `datetime.now` made a bound method at every request (about 500 instructions, callgrind).
 _now = datetime.now
+_time = time.time
 
 log = logging.getLogger("mock_server")
 
@@ -242,7 +243,8 @@ class Sessions:
     def acquire(self, name: str, explicit: bool = False) -> Session:
         """The session `name` for one request, made when missing; `release` it when the request is answered.
         While held it is never evicted. `explicit`: the call creates it on purpose (a reset): an evicted one
-        comes back, and it is kept like one made by POST /__mock/sessions."""
+        comes back, and it is kept like one made by POST /__mock/sessions. (`begin` repeats the steps for a
+        session found, inline: keep both alike.)"""
         session = self._sessions.get(name)
         if session is None:
             tombstone = self.evicted.get(name)
@@ -275,7 +277,17 @@ class Sessions:
         """One request's door into the session `name` (state/turn.py): held (`acquire`), its clock read once, the
         schedules due by then applied, the injected fault decided (public operations, when any is armed); the
         turn's `finish` or `leave` lets it go."""
-        session = self.acquire(name, plan.explicit)
+        session = self._sessions.get(name)
+        if session is None:
+            session = self.acquire(name, plan.explicit)  # made, or refused (an evicted session's 410)
+        else:  # acquire's own steps for a session found, inline (a frame less at every request): keep both alike
+            self._sessions.move_to_end(name)
+            if plan.explicit:
+                session.explicit = True
+            session.last_used = _time()
+            session.in_flight += 1
+            session.generation += 1
+            self.generation += 1
         # Clock.now's rule read in place (a frame of domain/clock.py at every request): frozen, or real time.
         frozen_at = session.clock.frozen_at
         now = frozen_at if frozen_at is not None else _now(UTC)
