@@ -69,7 +69,9 @@ NO_SESSION = cast("Session", _NoSession())
 
 @dataclass(slots=True)
 class Call:
-    """A validated request, as a handler sees it."""
+    """A validated request, as a handler sees it. The pipeline makes one without this __init__, every field set in
+    place (http/pipeline.OperationRunner._answer): a field added here is set there (tests/http/test_made_in_place.py).
+    """
 
     server: ServerContext
     # The calling session: a plain attribute, not a property, as every handler asks (a property's frame of this
