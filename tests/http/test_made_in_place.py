@@ -1,7 +1,7 @@
 """What the request path makes without a dataclass's or a class's __init__, every field set in place (CPython calls
-a Python __init__ from C, at a cost every request paid): the Exchange and the Call (http/pipeline.py) and the Turn
-(state/sessions.Sessions.begin). Each has every field, set to what its own __init__ (or the turn's rules) would
-give: a field added to one of them and not set in place fails here."""
+a Python __init__ from C, at a cost every request paid): the Exchange and the Call (http/pipeline.py), a lookup's
+Reply (http/handling.encoded_reply) and the Turn (state/sessions.Sessions.begin). Each has every field, set to what
+its own __init__ (or the turn's rules) would give: a field added to one of them and not set in place fails here."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.http.handling import Call
+from mock_server.http.handling import Call, Reply, encoded_reply
 from mock_server.http.pipeline import Exchange, OperationRunner, PathEndpoint
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
@@ -31,6 +31,10 @@ def lookup_runner(app: Starlette) -> OperationRunner:
             if runner is not None and runner.operation.operation_id == "getExtraordinaryEvent":
                 return runner
     raise AssertionError("no lookup route")
+
+
+def test_an_encoded_reply_is_the_reply_its_init_makes() -> None:
+    assert encoded_reply(200, b'{"a":1}') == Reply(200, encoded=b'{"a":1}')
 
 
 def test_a_lookup_s_exchange_call_and_turn_have_every_field(specs: Specs) -> None:
