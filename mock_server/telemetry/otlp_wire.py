@@ -174,6 +174,12 @@ def span_attributes(facts: SpanFacts) -> dict[str, Any]:
 
 
 _URL_PATH = b"\x0a\x08url.path\x12"  # a KeyValue's key field "url.path", then its value's tag
+# The url.path attribute's field (9) up to its path's bytes, for every path short enough that each length in it
+# takes one byte: the field's, the KeyValue's value's, the string's.
+_URL_PATH_HEADS = tuple(
+    b"\x4a" + bytes((size + 14, 10, 8)) + b"url.path\x12" + bytes((size + 2, 10, size)) for size in range(114)
+)
+_TIMES = Struct("<BQBQ")
 _UNSET_STATUS = _delimited(15, b"")
 _ERROR_STATUS = _delimited(15, b"\x18\x02")  # StatusCode.ERROR, no description
 
@@ -299,34 +305,30 @@ class BatchEncoder:
             )
         head, before, after, status = kept
         parent = facts.parent
-        out = b"\x0a\x10" + facts.trace_id.to_bytes(16, "big") + b"\x12\x08" + facts.span_id.to_bytes(8, "big")
+        path = facts.url_path.encode("utf-8")
+        size = len(path)
+        if size < len(_URL_PATH_HEADS):  # nearly every path: every length of the field in one byte
+            url = _URL_PATH_HEADS[size] + path
+        else:
+            value = b"\x0a" + varint(size) + path
+            url = _delimited(9, _URL_PATH + varint(len(value)) + value)
+        trace_id, span_id = facts.trace_id.to_bytes(16, "big"), facts.span_id.to_bytes(8, "big")
+        times = _TIMES.pack(0x39, facts.start_ns, 0x41, facts.end_ns)  # fields 7 and 8, fixed64
+        if parent is None and not facts.events:  # nearly every span
+            return b"".join(
+                (b"\x0a\x10", trace_id, b"\x12\x08", span_id, head, times, before, url, after, status, _LOCAL_PARENT)
+            )
+        out = b"\x0a\x10" + trace_id + b"\x12\x08" + span_id
         if parent is not None:
             if parent.trace_state:  # the sampler's trace state: the parent's
                 out += _string(3, ",".join(f"{k}={v}" for k, v in parent.trace_state.items()))
             out += b"\x22\x08" + parent.span_id.to_bytes(8, "big")
-        path = facts.url_path.encode("utf-8")
-        size = len(path)
-        if size < 114:  # every length below one byte's 128 (nearly every path): no varint to work out
-            url = b"\x4a" + bytes((size + 14, 10, 8)) + b"url.path\x12" + bytes((size + 2, 10, size)) + path
-        else:
-            value = b"\x0a" + varint(size) + path
-            url = _delimited(9, _URL_PATH + varint(len(value)) + value)
-        out += (
-            head
-            + b"\x39"
-            + _FIXED64.pack(facts.start_ns)
-            + b"\x41"
-            + _FIXED64.pack(facts.end_ns)
-            + before
-            + url
-            + after
-        )
-        if facts.events:
-            for name, event_attributes, at_ns in facts.events:
-                body = b"\x09" + _FIXED64.pack(at_ns) + _string(2, name)
-                if event_attributes:
-                    body += self._attribute_fields(3, event_attributes)
-                out += _delimited(11, body)
+        out += head + times + before + url + after
+        for name, event_attributes, at_ns in facts.events or ():
+            body = b"\x09" + _FIXED64.pack(at_ns) + _string(2, name)
+            if event_attributes:
+                body += self._attribute_fields(3, event_attributes)
+            out += _delimited(11, body)
         return out + status + (_REMOTE_PARENT if parent is not None and parent.is_remote else _LOCAL_PARENT)
 
     def _attribute_fields(self, field: int, attributes: Mapping[str, Any]) -> bytes:
