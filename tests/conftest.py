@@ -9,6 +9,7 @@ can check that a rejected request changed nothing.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import re
@@ -32,7 +33,7 @@ from mock_server.pki import TestPki
 from mock_server.pki import init as init_pki
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs, load_specs
-from tests.helpers import ADMIN_HEADERS, Client, WatchedLiveClient, WatchedTestClient
+from tests.helpers import ADMIN_HEADERS, Client, StateNotRead, WatchedLiveClient, WatchedTestClient, checks_state
 from tests.whole_answer_client import WholeAnswerTestClient
 
 LIVE_URL = os.environ.get("MOCK_SERVER_TEST_URL")
@@ -56,17 +57,30 @@ def test_pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
 
 
 @pytest.fixture
-def client(app: Starlette) -> Iterator[Client]:
-    """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL."""
+def client(app: Starlette, request: pytest.FixtureRequest) -> Iterator[Client]:
+    """An HTTP client on a clean server: in-process by default, or the live server at MOCK_SERVER_TEST_URL. It
+    reads the session's state before each request only for a test that may check it (tests/helpers.py)."""
+    not_read = None if _checks_state(request) else StateNotRead(request.node.nodeid)
     if LIVE_URL:
         session = f"test-{uuid.uuid4().hex[:12]}"
         with WatchedLiveClient(base_url=LIVE_URL, headers={"X-Mock-Session": session, **ADMIN_HEADERS}) as live:
+            live.state_not_read = not_read
             live.post("/__mock/reset").raise_for_status()
             yield live
         return
     app.state.sessions.clear()
     with WatchedTestClient(app, raise_server_exceptions=True, headers=ADMIN_HEADERS) as local:
+        local.state_not_read = not_read
         yield local
+
+
+def _checks_state(request: pytest.FixtureRequest) -> bool:
+    """Whether the test may check the state of a `client` response: through its code, the fixtures of its module it
+    takes, or a function among its parameters (tests.helpers.checks_state)."""
+    fixtures = [getattr(getattr(request.module, name, None), "__wrapped__", None) for name in request.fixturenames]
+    callspec = getattr(request.node, "callspec", None)
+    parameters = list(callspec.params.values()) if callspec is not None else []
+    return checks_state(request.function, [f for f in fixtures if f is not None] + parameters)
 
 
 @pytest.fixture
@@ -82,7 +96,8 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
 # --- tiers: `make test` runs in process; a test that starts the server, pytest or make in a child process
 # belongs to `make test-e2e` (marker `e2e`, every test under tests/e2e/). The guard below makes the rule hold:
-# such a child, started by a test of the default tier (or by its fixtures), fails that test and says why.
+# such a child, started by a test of the default tier (or by its fixtures), fails that test and says why. A new
+# feature's slow tests (real servers in threads, real exporters) are marked `e2e` where they are.
 
 E2E = "e2e"
 # tiers with a make target of their own, run outside `make test`
@@ -180,6 +195,44 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(E2E)
 
 
+# --- the cyclic garbage collector in a process that runs tests: CPython's full collections walk every object the
+# process holds, and a test process holds a lot that lives as long as the run (every test module and its imports,
+# the items, caches, module-scoped fixtures). In each xdist worker of the default tier a full collection came every
+# ~50 tests, ~0.6 s each as the heap grew: a quarter of the run's CPU went to the collector. So the full collections
+# are made between tests, and what survives one is frozen (gc.freeze(), as mock-server freezes what its start
+# built): the next one walks only what was made since. Within a test the collections are CPython's own, of the
+# younger generations: nothing a test makes is frozen while it runs, so its own gc.collect() reclaims what it
+# dropped and tracemalloc sees what it would. What was frozen and died since in a reference cycle stays, until
+# the frozen objects are half as many again as after the last thaw: then all is thawed and collected once more.
+
+FULL_EVERY = 10  # collections of the middle generation between two full ones (CPython's default threshold)
+THAW_GROWTH = 1.5
+_thawed_at = 0  # how many objects were frozen after the last thaw
+
+
+def _collect_and_freeze(thaw: bool) -> None:
+    global _thawed_at
+    if thaw:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    if thaw:
+        _thawed_at = gc.get_freeze_count()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the tests are collected, in the process that runs them (an xdist worker, or a run without xdist)."""
+    _collect_and_freeze(thaw=True)
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 1 << 30)  # no full collection within a test: between_tests() makes them
+
+
+def between_tests() -> None:
+    """A full collection once CPython would have made one, and what survives it frozen."""
+    if _thawed_at and gc.get_count()[2] >= FULL_EVERY:
+        _collect_and_freeze(thaw=gc.get_freeze_count() > THAW_GROWTH * _thawed_at)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     _running.append(item)
@@ -187,6 +240,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         _running.pop()
+        between_tests()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,14 +2,19 @@
 
 `assert_error` is the one check of an error answer. The `client` fixture (conftest.py) is a `WatchedTestClient`:
 it reads the session's state (GET /__mock/state) before every request and hands `assert_error` the means to
-read it again, so every error a test provokes through it is also checked to have changed nothing.
+read it again, so every error a test provokes through it is also checked to have changed nothing. In a test whose
+code reaches no such check (`checks_state`: no assert_error, assert_state_unchanged or STATE_WATCH in it or in a
+function of its module it names), the client reads nothing: its responses carry a `StateNotRead` instead, and a
+check of one fails, saying so (a read before each request was ~15% of the default tier's time).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import re
-from collections.abc import Callable, Iterator, Mapping
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +22,7 @@ from typing import Any
 import httpx
 import httpx2
 
-from mock_server.spec.openapi import Operation, SchemaCheck, Specs, load_specs
+from mock_server.spec.openapi import Operation, SchemaCheck, Specs, fast_safe_loader, load_specs
 from tests.whole_answer_client import WholeAnswerTestClient
 
 # Starlette's TestClient is an httpx2 client; a live server (MOCK_SERVER_TEST_URL) is reached with httpx.
@@ -28,6 +33,13 @@ _SESSION_HEADERS = frozenset({"x-mock-session", "authorization"})  # what picks 
 # What a program's admin calls carry (http/cross_origin.py): a bodyless call that changes state needs it. The test
 # clients send it; tests/http/test_cross_origin.py checks the server without it.
 ADMIN_HEADERS = {"X-Mock-Admin": "1"}
+
+
+@dataclass(frozen=True)
+class StateNotRead:
+    """In a response's extensions instead of a StateWatch: the client was told its test checks no state."""
+
+    test: str
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,16 @@ class _Unwatched:
     included, so such a loop cost time in the square of its length."""
 
     watching = True
+    state_not_read: StateNotRead | None = None  # set by the `client` fixture for a test that checks no state
+
+    def _send(self, send: Callable[..., Any], method: str, url: Any, **options: Any) -> Any:
+        if not self.watching:
+            return send(method, url, **options)
+        if self.state_not_read is not None:
+            response = send(method, url, **options)
+            response.extensions[STATE_WATCH] = self.state_not_read
+            return response
+        return watched(send, method, url, **options)
 
     @contextmanager
     def unwatched(self) -> Iterator[None]:
@@ -87,9 +109,7 @@ class WatchedTestClient(_Unwatched, WholeAnswerTestClient):
     into its loop (tests/whole_answer_client.py)."""
 
     def request(self, method: str, url: httpx2.URL | str, **options: Any) -> httpx2.Response:
-        if not self.watching:
-            return super().request(method, url, **options)
-        response: httpx2.Response = watched(super().request, method, url, **options)
+        response: httpx2.Response = self._send(super().request, method, url, **options)
         return response
 
 
@@ -97,9 +117,7 @@ class WatchedLiveClient(_Unwatched, httpx.Client):
     """The same over the network, for MOCK_SERVER_TEST_URL."""
 
     def request(self, method: str, url: httpx.URL | str, **options: Any) -> httpx.Response:
-        if not self.watching:
-            return super().request(method, url, **options)
-        response: httpx.Response = watched(super().request, method, url, **options)
+        response: httpx.Response = self._send(super().request, method, url, **options)
         return response
 
 
@@ -144,6 +162,11 @@ def error_problems(body: Any, schema: SchemaCheck | None = None) -> list[str]:
 def assert_state_unchanged(response: Response) -> None:
     """The session's state export reads as it did before the request (a `client` fixture's response only)."""
     watch = response.extensions.get(STATE_WATCH)
+    assert not isinstance(watch, StateNotRead), (
+        f"{watch.test}: the `client` read no state before this request, as its test names no state check "
+        "(tests.helpers.checks_state): name assert_error or assert_state_unchanged in the test, or in a function of "
+        "its module it names"
+    )
     assert isinstance(watch, StateWatch), "the response did not come through the watched `client` fixture"
     status, after = watch.read()
     assert (status, after) == watch.before, "the request changed the session's state"
@@ -188,3 +211,56 @@ def faults(client: Client) -> list[dict[str, Any]]:
     """The session's armed faults (`GET /__mock/faults`)."""
     result: list[dict[str, Any]] = client.get("/__mock/faults").json()["faults"]
     return result
+
+
+STATE_CHECKS = frozenset({"assert_error", "assert_state_unchanged", "STATE_WATCH"})
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads, its nested functions, lambdas and comprehensions included."""
+    found = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            found |= _names(constant)
+    return found
+
+
+@functools.cache
+def _state_checkers(module: types.ModuleType) -> frozenset[str]:
+    """The names of the module's functions whose code reaches a state check, directly or through another."""
+    functions = {
+        name: _names(value.__code__)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__
+    }
+    reaching: set[str] = set()
+    while True:
+        more = {name for name, names in functions.items() if names & (STATE_CHECKS | reaching)} - reaching
+        if not more:
+            return frozenset(reaching)
+        reaching |= more
+
+
+def checks_state(function: Callable[..., Any], arguments: Iterable[object] = ()) -> bool:
+    """Whether a test may check a `client` response's state: its code, a function of its module that it names, a
+    fixture of its module it takes or a function it is given as a parameter reaches a state check."""
+    module = inspect.getmodule(function)
+    reaching = STATE_CHECKS | (_state_checkers(module) if module is not None else frozenset())
+    if _names(getattr(function, "__code__", None) or _EMPTY) & reaching:
+        return True
+    for argument in arguments:
+        code = getattr(argument, "__code__", None)
+        if code is not None and (_names(code) & reaching or getattr(argument, "__name__", "") in reaching):
+            return True
+    return False
+
+
+_EMPTY = compile("", "<none>", "exec")
+
+
+def read_yaml(text: str) -> Any:
+    """YAML text read with PyYAML's safe semantics through libyaml's loader, as the server reads its specs
+    (spec/openapi.py): yaml.safe_load's pure-Python reader took ~0.6 s for the admin spec, each time."""
+    import yaml
+
+    return yaml.load(text, Loader=fast_safe_loader())

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from tests.builders import REGISTER, event_creation, registration
 from tests.default_scenario import FULL_ACCOUNT, PENDING_EVENT, PENDING_EVENT_PATH
-from tests.helpers import ADMIN_HEADERS
+from tests.helpers import ADMIN_HEADERS, read_yaml
 from tests.whole_answer_client import WholeAnswerTestClient
 
 WINDOW = [{"start_time": "06:00:00-03:00", "amount": 1000}]
@@ -221,7 +220,7 @@ def test_the_admin_spec_is_served(client):
     response = client.get("/__mock/openapi.yaml")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/yaml")
-    document = yaml.safe_load(response.text)
+    document = read_yaml(response.text)
     assert document["openapi"] == "3.1.0"
     operations = {
         op["operationId"] for item in document["paths"].values() for op in item.values() if isinstance(op, dict)

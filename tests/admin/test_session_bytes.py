@@ -95,6 +95,7 @@ def test_accounts_proposals_and_recipients_count_and_a_removal_gives_bytes_back(
 
 
 def test_paying_a_seed_event_counts_its_copy(client):
+    assert client.get("/__mock/state").status_code == 200  # the session's first call makes it
     before = _state_bytes(client)
     assert client.post(f"/__mock/events/{PENDING_EVENT}/pay", json={"amount": 1.0}).status_code == 200
     copied = _state_bytes(client)

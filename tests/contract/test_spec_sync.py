@@ -4,20 +4,27 @@ an operation added to the public spec fails here until `make spec-sync` rewrites
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scripts import spec_sync
+from tests.helpers import read_yaml
 
 ADDED = {"get": {"operationId": "notYetAnOperation", "responses": {"200": {"description": "pong"}}}}
 
 
-def _public() -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load(spec_sync.PUBLIC.read_text(encoding="utf-8"))
+@functools.cache
+def _public_read() -> dict[str, Any]:
+    document: dict[str, Any] = read_yaml(spec_sync.PUBLIC.read_text(encoding="utf-8"))
     return document
+
+
+def _public() -> dict[str, Any]:
+    """The public spec, read once a process (libyaml's loader, tests.helpers.read_yaml); a copy each call."""
+    return copy.deepcopy(_public_read())
 
 
 def _admin() -> str:
@@ -29,13 +36,14 @@ def test_the_committed_admin_spec_is_a_fresh_rendering() -> None:
 
 
 def test_an_operation_added_to_the_public_spec_makes_the_admin_spec_stale() -> None:
-    public = copy.deepcopy(_public())
+    public = _public()
     public["paths"]["/limits/not-yet-added"] = ADDED
     again = spec_sync.render(_admin(), public)
     assert again != _admin()
-    enum = yaml.safe_load(again)["components"]["schemas"]["PublicOperationId"]["enum"]
+    schemas = read_yaml(again)["components"]["schemas"]
+    enum = schemas["PublicOperationId"]["enum"]
     assert enum[-1] == "notYetAnOperation" and len(enum) == len(spec_sync.public_operations(_public())) + 1
-    rules = yaml.safe_load(again)["components"]["schemas"]["FaultRequest"]["allOf"]
+    rules = schemas["FaultRequest"]["allOf"]
     added = next(rule for rule in rules if "notYetAnOperation" in _named_by(rule))
     match = added["then"]["properties"]["match"]["properties"]  # alone, or beside operations of its shape
     assert match["path"]["not"] == {} and "no path parameter" in match["path"]["description"]
@@ -54,7 +62,7 @@ def test_rendering_twice_changes_nothing() -> None:
 
 
 def test_the_enum_is_every_operation_of_the_public_spec_in_its_order() -> None:
-    enum = yaml.safe_load(_admin())["components"]["schemas"]["PublicOperationId"]["enum"]
+    enum = read_yaml(_admin())["components"]["schemas"]["PublicOperationId"]["enum"]
     assert enum == [operation.operation_id for operation in spec_sync.public_operations(_public())]
 
 

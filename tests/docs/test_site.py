@@ -4,7 +4,8 @@
 - every relative link of README.md and of every page reaches a file of the repository, and its `#anchor` a heading
   of that file, as GitHub and mkdocs both spell the heading's anchor;
 - the site builds with `mkdocs build --strict` with no network (in a network namespace of its own where the machine
-  allows one), and what it builds loads nothing from elsewhere: no fonts, scripts, styles or pictures off the site;
+  allows one), and what it builds loads nothing from elsewhere: no fonts, scripts, styles or pictures off the site
+  (in `make test-e2e`: the build is a child process of ~2.5 s);
 - the pages name no module of the package (it is being reorganised; internals are in ARCHITECTURE.md), and the
   repository files they name exist.
 """
@@ -226,6 +227,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.e2e  # builds the site with mkdocs in a child process (~2.5 s): `make test-e2e`, and `make docs` in CI
 def test_the_site_has_every_page(site: Path) -> None:
     built = {path.name for path in site.glob("*.html")}
     assert {f"{page.stem}.html" for page in DOCS.glob("*.md")} | {"index.html"} <= built
@@ -233,6 +235,7 @@ def test_the_site_has_every_page(site: Path) -> None:
     assert 'href="scenarios.html"' in home  # the README's docs/scenarios.md, as the site spells it
 
 
+@pytest.mark.e2e  # the same build
 def test_the_site_loads_nothing_from_elsewhere(site: Path) -> None:
     """Fonts, scripts, styles, pictures and frames come from the site itself. A plain link to another site (the
     theme's credit) is not a load; nor is the SVG namespace inside an inline icon."""

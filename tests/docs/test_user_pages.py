@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from mock_server import cli
+from tests.helpers import read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # "CONTRACT 2", "CONTRACT.md 5", "CONTRACT section 4", "CONTRACT §4", "CONTRACT.md, section 6": the team's sections
@@ -55,7 +55,7 @@ def _shown(node: Any, where: str = "") -> Iterator[tuple[str, str]]:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda path: str(path.relative_to(ROOT)))
 def test_no_spec_text_refers_to_a_contract_section(spec: Path) -> None:
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = read_yaml(spec.read_text(encoding="utf-8"))
     found = [(where, hit) for where, text in _shown(document) for hit in references(text)]
     assert found == []
 

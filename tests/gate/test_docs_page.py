@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from starlette.types import ASGIApp
 
 from mock_server import cli
@@ -141,6 +142,7 @@ def test_the_page_has_replayed_blocks_of_every_gate() -> None:
         assert gate in shown
 
 
+@pytest.mark.e2e  # real providers (in threads) and the page's gate and verify-provider runs: a new feature's slow test
 def test_every_example_prints_what_the_page_shows(tmp_path: Path) -> None:
     page = blocks(PAGE.read_text(encoding="utf-8"))
     for command, lines in replayed(tmp_path, page):

@@ -4,7 +4,8 @@ MAX_DEPTH levels is 400 `malformed_json` (or, for a YAML state document, `malfor
 every route that takes one, and nothing changes.
 
 Every route that takes a JSON body is tried at the depths around each bound (ours, the engine's, the parser's)
-and far past them, as arrays and as objects; the decoder alone is swept over every depth from 1 to 5000."""
+and far past them, as arrays and as objects (the default tier at 5 of those 10 depths, the exhaustive tier at all);
+the decoder alone is swept over every depth from 1 to 5000."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from tests.helpers import assert_error
 
 # Around our bound, the schema engine's (255), the json module's (about 1000 with a stack under it) and far past.
 DEPTHS = (1, 7, MAX_DEPTH, MAX_DEPTH + 1, 255, 256, 300, 989, 990, 5000)
+# The default tier's sample of them on every route (the exhaustive tier tries them all): our bound on both sides,
+# one past the engine's, one past the parser's, and far past.
+SAMPLED_DEPTHS = (MAX_DEPTH, MAX_DEPTH + 1, 256, 990, 5000)
 PATH_VALUES = {
     "account_id": FULL_ACCOUNT,
     "extraordinary_event_conciliation_key": PENDING_EVENT,
@@ -53,10 +57,16 @@ def test_every_json_route_is_tried() -> None:
     assert len(_json_operations()) >= 15
 
 
+@pytest.mark.parametrize(
+    "depths",
+    [pytest.param(SAMPLED_DEPTHS, id="sample"), pytest.param(DEPTHS, id="every-depth", marks=pytest.mark.exhaustive)],
+)
 @pytest.mark.parametrize("operation", _json_operations(), ids=lambda op: op.operation_id)
-def test_a_deep_body_is_malformed_json_on_every_json_route_at_every_depth(client, operation: Operation) -> None:
+def test_a_deep_body_is_malformed_json_on_every_json_route_at_every_depth(
+    client, operation: Operation, depths: tuple[int, ...]
+) -> None:
     url = _url(operation)
-    for depth in DEPTHS:
+    for depth in depths:
         for shape in (deep_arrays, deep_objects):
             response = client.request(
                 operation.method, url, content=shape(depth), headers={"Content-Type": "application/json"}

@@ -267,7 +267,7 @@ def test_the_backend_gets_the_path_escaped_as_sent_under_the_base_urls_path(spec
     ("first", "settings", "reason"),
     [
         (answer(b"[" + b"0," * 1000 + b"0]"), {"shadow_max_body": 1024}, "its body is larger than --shadow-max-body"),
-        (answer(ANSWER)[:-5], {"shadow_timeout": 1.0}, "no whole answer within --shadow-timeout 1 s"),
+        (answer(ANSWER)[:-5], {"shadow_timeout": 0.5}, "no whole answer within --shadow-timeout 0.5 s"),
     ],
     ids=["over-the-body-bound", "past-the-deadline"],
 )

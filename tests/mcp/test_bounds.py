@@ -8,7 +8,6 @@ import importlib.abc
 import json
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
+from mock_server.http import fault_replies
 from mock_server.mcp.names import INSTALL_LINE
 from mock_server.settings import Settings
 from tests.default_scenario import PENDING_EVENT
+from tests.held_pauses import SAFETY, HeldPauses
 from tests.mcp.agent import mcp_client
 from tests.mcp.test_http import MCP_HEADERS, initialize
 from tests.threaded_server import threaded_server
@@ -54,6 +55,7 @@ def bounded() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_past_the_bound_the_least_recently_used_idle_session_closes_with_its_mock_session(bounded) -> None:
     from mock_server.mcp.streamable import own_session
 
@@ -69,7 +71,12 @@ def test_past_the_bound_the_least_recently_used_idle_session_closes_with_its_moc
         assert tool_call(bounded, session_id, "mockReset", {}).status_code == 200
 
 
-def test_with_every_session_in_a_call_an_initialize_is_refused_503_naming_the_bound() -> None:
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
+def test_with_every_session_in_a_call_an_initialize_is_refused_503_naming_the_bound(monkeypatch) -> None:
+    """The call is held in its fault's pause (tests/held_pauses.py) while the initialize comes: a pause of 1.5 s
+    and a sleep of 0.5 s that hoped the call was in it by then took 2 s."""
+    pauses = HeldPauses()
+    monkeypatch.setattr(fault_replies, "sleep", pauses.sleep)
     with threaded_server(create_app(Settings(max_mcp_sessions=1))) as port:
         base = f"http://127.0.0.1:{port}"
         busy = opened(base)
@@ -84,9 +91,13 @@ def test_with_every_session_in_a_call_an_initialize_is_refused_503_naming_the_bo
         }
         slow = threading.Thread(target=tool_call, args=(base, busy, "call_operation", lookup))
         slow.start()
-        time.sleep(0.5)  # the lookup is waiting out its delay: the one session is in a call
-        refused = httpx.post(f"{base}/__mock/mcp", json=initialize(), headers=MCP_HEADERS, timeout=10)
-        slow.join()
+        try:
+            pauses.wait_for_pause()  # the lookup is in its delay: the one session is in a call
+            refused = httpx.post(f"{base}/__mock/mcp", json=initialize(), headers=MCP_HEADERS, timeout=10)
+        finally:
+            pauses.end_pause()
+            slow.join(SAFETY)
+        assert pauses.asked == [1.5]
         assert opened(base)  # the call over, the idle session makes room
     assert refused.status_code == 503
     error = refused.json()["error"]
@@ -100,6 +111,7 @@ def served() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 @pytest.mark.parametrize("bad_id", [{"an": "object"}, [1], True, 1.5])
 def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(served, bad_id) -> None:
     session_id = opened(served)
@@ -111,6 +123,7 @@ def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(served
     assert answer.json()["id"] is None
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_mcp_owned_sessions_are_never_written_to_the_state_file(tmp_path: Path) -> None:
     from mock_server.mcp.streamable import own_session
 
@@ -129,6 +142,7 @@ def test_mcp_owned_sessions_are_never_written_to_the_state_file(tmp_path: Path) 
     assert own_session(session_id) not in written
 
 
+@pytest.mark.e2e  # a real server (in a thread) and MCP sessions over HTTP: a new feature's slow test
 def test_with_a_replica_name_every_session_id_names_it_and_another_is_no_session() -> None:
     app = create_app(Settings(mcp_replica="r1"))
 

@@ -375,7 +375,9 @@ def test_a_client_pointed_at_a_session_url_works_in_that_session(server) -> None
 def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch) -> None:
     import mock_server.mcp.streamable as streamable
 
-    monkeypatch.setattr(streamable, "SESSION_IDLE_SECONDS", 3.0)  # read when the first call starts the manager
+    # Read when the first call starts the manager; the session is idle only between calls (none is in flight), and
+    # its two calls follow each other at once: 1 s ends it while the test waits ~1.3 s (3 s made it wait ~4 s).
+    monkeypatch.setattr(streamable, "SESSION_IDLE_SECONDS", 1.0)
     app = create_app(Settings())
 
     async def idle_agent(base: str) -> tuple[list[str], list[str]]:
@@ -383,7 +385,7 @@ def test_an_mcp_session_left_idle_ends_and_its_mock_session_with_it(monkeypatch)
             await client.call_tool("mockReset", {})
             listed = await client.call_tool("call_operation", {"operation_id": "mockListSessions"})  # in flight
             working = [s["name"] for s in listed.structured_content["body"]["sessions"] if s["name"].startswith("mcp-")]
-            for _ in range(600):  # the manager's idle scope fires 3 s after the last request
+            for _ in range(600):  # the manager's idle scope fires 1 s after the last request
                 await anyio.sleep(0.1)
                 if not mcp_sessions(base):
                     break

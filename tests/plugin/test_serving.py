@@ -34,6 +34,7 @@ def names(url: str) -> list[str]:
     return [session["name"] for session in answer.json()["sessions"]]
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 def test_a_session_made_through_the_door_in_the_servers_loop_is_the_one_http_sees(server):
     made = server.with_sessions(lambda door: door.create("door-made", "payments", 5).name)
     assert made == "door-made"
@@ -43,6 +44,7 @@ def test_a_session_made_through_the_door_in_the_servers_loop_is_the_one_http_see
     assert httpx.get(f"{server.url}/__mock/sessions/door-made", timeout=10).status_code == 404
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 def test_the_doors_refusal_reaches_the_caller_as_the_one_error_type(server):
     server.with_sessions(lambda door: door.create("taken"))
     with pytest.raises(ApiError) as refused:
@@ -53,6 +55,7 @@ def test_the_doors_refusal_reaches_the_caller_as_the_one_error_type(server):
     server.with_sessions(lambda door: door.delete("taken"))
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 def test_a_stopped_server_refuses_connections():
     with InProcessServer(admin_token="s3cret") as own:
         port = int(own.url.rsplit(":", 1)[1])
@@ -66,6 +69,7 @@ def test_tls_is_one_of_https_or_mutual():
         InProcessServer(tls="tls1.3")
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 def test_a_shared_server_binds_at_once_and_serves_from_the_first_call():
     shared = SharedServer({}, child_process=False)
     try:
@@ -80,6 +84,7 @@ def test_a_shared_server_binds_at_once_and_serves_from_the_first_call():
         pass
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 @pytest.mark.parametrize("local", [True, False], ids=["in-process", "over-http"])
 def test_a_supply_makes_a_session_a_test_and_the_next_one_as_it_deletes_the_last(server, local):
     supply = SessionSupply(server.url, scenario="payments", local=server if local else None)
@@ -99,6 +104,7 @@ def test_a_supply_makes_a_session_a_test_and_the_next_one_as_it_deletes_the_last
     server.with_sessions(lambda door: door.delete(second.name))
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 @pytest.mark.parametrize("local", [True, False], ids=["in-process", "over-http"])
 def test_a_session_the_server_refuses_is_its_own_answer(server, local):
     supply = SessionSupply(server.url, local=server if local else None)
@@ -125,6 +131,7 @@ def recipe() -> str:
     return match["code"]
 
 
+@pytest.mark.e2e  # a real server (in a thread): a new feature's slow test
 def test_the_docs_serving_recipe_runs_as_written(capsys):
     namespace: dict[str, Any] = {}
     exec(compile(recipe(), "docs/from-tests.md", "exec"), namespace)

@@ -55,6 +55,7 @@ def baseline(tmp_path_factory: pytest.TempPathFactory, two_defects: str) -> Path
     return path
 
 
+@pytest.mark.e2e  # real providers (in threads), verify-provider runs against them: a new feature's slow test
 def test_the_baseline_is_sorted_and_byte_stable(capsys, tmp_path: Path, two_defects: str, baseline: Path) -> None:
     again = tmp_path / "again.json"
     verify(capsys, two_defects, "--write-baseline", again)
@@ -67,6 +68,7 @@ def test_the_baseline_is_sorted_and_byte_stable(capsys, tmp_path: Path, two_defe
     assert entries[1]["reason"] == '/code: expected "account_already_registered", got "conflict"'
 
 
+@pytest.mark.e2e  # real providers (in threads), verify-provider runs against them: a new feature's slow test
 def test_a_baseline_holding_both_defects_exits_0_says_2_known_and_skips_them_in_junit(
     capsys, tmp_path: Path, two_defects: str, baseline: Path
 ) -> None:
@@ -88,6 +90,7 @@ def test_a_baseline_holding_both_defects_exits_0_says_2_known_and_skips_them_in_
     assert len(skipped) == 2
 
 
+@pytest.mark.e2e  # real providers (in threads), verify-provider runs against them: a new feature's slow test
 def test_a_third_defect_fails_the_run_naming_only_it(capsys, baseline: Path) -> None:
     with serve(provider(*KNOWN, THIRD)) as url:
         status, out, _ = verify(capsys, url, "--baseline", baseline)
@@ -97,6 +100,7 @@ def test_a_third_defect_fails_the_run_naming_only_it(capsys, baseline: Path) -> 
     assert f"baseline {baseline}: 2 known, {len(new)} new, 0 fixed" in out
 
 
+@pytest.mark.e2e  # real providers (in threads), verify-provider runs against them: a new feature's slow test
 def test_a_fixed_defect_is_reported_fixed(capsys, baseline: Path) -> None:
     with serve(provider(KNOWN[0])) as url:
         status, out, _ = verify(capsys, url, "--baseline", baseline)

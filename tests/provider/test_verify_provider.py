@@ -8,7 +8,6 @@ import asyncio
 import re
 import socket
 import ssl
-import subprocess
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -277,39 +276,23 @@ def test_an_unreachable_provider_exits_2(capsys) -> None:
     assert "the provider cannot be reached" in err
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A test CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
-    folder = tmp_path_factory.mktemp("pki")
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
-
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=verify-provider test CA")  # fmt: skip
-    for name, extension in (("server", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")):
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                "-subj", f"/CN={name}")  # fmt: skip
-        (folder / f"{name}.ext").write_text(extension + "\n")
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")  # fmt: skip
-    return folder
-
-
-def test_a_provider_behind_mutual_tls_is_reached_with_cert_key_and_cacert(capsys, pki: Path) -> None:
+def test_a_provider_behind_mutual_tls_is_reached_with_cert_key_and_cacert(capsys, test_pki) -> None:
+    """The test PKI every TLS test shares (`mock-server pki init`, made once a process): openssl making a CA and
+    two RSA certificates for this test alone cost ~1.3 s of CPU."""
+    server_certificate, server_key = str(test_pki.server_cert), str(test_pki.server_key)
     tls = {
-        "ssl_certfile": str(pki / "server.pem"),
-        "ssl_keyfile": str(pki / "server.key"),
-        "ssl_ca_certs": str(pki / "ca.pem"),
+        "ssl_certfile": server_certificate,
+        "ssl_keyfile": server_key,
+        "ssl_ca_certs": str(test_pki.ca),
         "ssl_cert_reqs": ssl.CERT_REQUIRED,
     }
-    client = ["--cert", str(pki / "client.pem"), "--key", str(pki / "client.key"), "--cacert", str(pki / "ca.pem")]
+    certificate, key = (str(path) for path in test_pki.client())
+    client = ["--cert", certificate, "--key", key, "--cacert", str(test_pki.ca)]
     with serve(mock_app(), **tls) as url:
         assert url.startswith("https://")
         agreed = verify_provider(capsys, "--target", url, *client)
-        no_client_certificate = verify_provider(capsys, "--target", url, "--cacert", str(pki / "ca.pem"))
-        untrusted_server = verify_provider(capsys, "--target", url, "--cert", str(pki / "client.pem"),
-                                           "--key", str(pki / "client.key"))  # fmt: skip
+        no_client_certificate = verify_provider(capsys, "--target", url, "--cacert", str(test_pki.ca))
+        untrusted_server = verify_provider(capsys, "--target", url, "--cert", certificate, "--key", key)
     assert agreed[0] == 0, agreed[1] + agreed[2]
     assert no_client_certificate[0] == 2 and "cannot be reached" in no_client_certificate[2]
     assert untrusted_server[0] == 2 and "CERTIFICATE_VERIFY_FAILED" in untrusted_server[2]
@@ -376,11 +359,12 @@ def test_a_reset_mid_answer_exits_2_in_one_line(capsys) -> None:
 
 
 def test_a_provider_dripping_its_answer_is_unreachable_within_the_timeout(capsys) -> None:
-    """A byte every 0.3 s never lets one read wait 1 s: with a deadline per read it ran for as long as it dripped."""
-    with hostile(dripping(0.3)) as url:
-        status, _, err = verify_provider(capsys, "--target", url, "--timeout", "1")
+    """A byte every 0.1 s never lets one read wait 0.4 s: with a deadline per read it ran for as long as it
+    dripped (its 72 bytes: 7 s)."""
+    with hostile(dripping(0.1)) as url:
+        status, _, err = verify_provider(capsys, "--target", url, "--timeout", "0.4")
     assert status == 2
-    assert one_line(err).endswith(f"{url}: no whole answer within --timeout 1 s")
+    assert one_line(err).endswith(f"{url}: no whole answer within --timeout 0.4 s")
 
 
 def provider_answering(lookup: Answer) -> ASGIApp:
@@ -495,10 +479,14 @@ def test_a_call_that_got_no_answer_is_not_replayed_to_shrink_its_flow(capsys) ->
         await app(scope, receive, send)
 
     # 0.6 s: the first call, the probe, must be answered in time on a busy machine too (its schemas compile then).
-    # The catalogue's first 12 flows (17 calls, one flow of 5 steps and one of 2 to shrink): the whole catalogue,
-    # 65 calls of 0.6 s each 4 at a time, took 13 s to show the same.
+    # The catalogue's first 11 flows (12 calls; register-twice is a flow of 2 steps to shrink: a replay of its second
+    # call alone is one call more than counted), all 11 at once: the run takes that flow's 2 timeouts, 1.2 s. The
+    # first 12 (a flow of 5 steps too) took 3 s, 4 at a time 5 s; the whole catalogue, 65 calls of 0.6 s each 4 at a
+    # time, took 13 s to show the same.
     with serve(only_the_first_call_answered_in_time) as url:
-        status, out, _ = verify_provider(capsys, "--target", url, "--timeout", "0.6", "--quiet", "--flows", "12")
+        status, out, _ = verify_provider(
+            capsys, "--target", url, "--timeout", "0.6", "--quiet", "--flows", "11", "--concurrency", "11"
+        )
         verified.set()
     assert status == 1
     assert "got no answer (no whole answer within --timeout 0.6 s)" in out

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -19,7 +17,8 @@ from mock_server.scenarios import batch_packing
 from mock_server.scenarios import stream as scenario_stream
 from mock_server.scenarios.batch_packing import workers_for
 from mock_server.state.seed_storage import SeedBuilder
-from tests.scenarios.test_stream import LOADER, ROOT, exact, full_path
+from tests.scenarios.generated import generated as generated_scenario
+from tests.scenarios.test_stream import LOADER, exact, full_path
 from tests.scenarios.test_yaml_blocks import lean, outcome
 from tests.state.test_seed_storage import an_event
 from tests.state.test_seed_storage import exact as exact_event
@@ -44,13 +43,7 @@ def two_workers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def generated(tmp_path: Path, syntax: str, events: int = 600) -> Path:
-    path = tmp_path / "scale.yaml"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gen_scenario.py"), str(events), str(path), "--syntax", syntax],
-        check=True,
-        capture_output=True,
-    )
-    return path
+    return generated_scenario(tmp_path, events, syntax)
 
 
 @pytest.mark.parametrize("syntax", ["json", "yaml"])

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from mock_server.scenarios import stream as scenario_stream
 from mock_server.scenarios.loader import ScenarioError, ScenarioLoader
 from mock_server.scenarios.stream import read_lean
 from mock_server.spec.openapi import load_specs
+from tests.scenarios.generated import generated
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADER = ScenarioLoader.from_specs(load_specs())
@@ -66,12 +65,7 @@ def test_values_cut_at_any_place_of_the_window_read_the_same(
 
 
 def test_a_generated_scenario_loads_lean_exactly(tmp_path: Path) -> None:
-    path = tmp_path / "scale.yaml"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gen_scenario.py"), "2000", str(path), "--syntax", "json"],
-        check=True,
-        capture_output=True,
-    )
+    path = generated(tmp_path, 2000, "json")
     assert LOADER.event_check is not None
     lean = read_lean(path, LOADER.event_check)
     assert lean is not None

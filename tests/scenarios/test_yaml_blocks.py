@@ -5,8 +5,6 @@ verdict (the same scenario, or the same problems at the same places)."""
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,8 @@ from mock_server.scenarios.loader import ScenarioError
 from mock_server.scenarios.stream import read_lean
 from mock_server.scenarios.text import _REFERENCE_ONLY, needs_reference
 from mock_server.scenarios.yaml_blocks import NotBlockLayout, split_events
-from tests.scenarios.test_stream import DEFAULT, LOADER, ROOT, _plain, exact, full_path, write
+from tests.scenarios.generated import generated
+from tests.scenarios.test_stream import DEFAULT, LOADER, _plain, exact, full_path, write
 
 BLOCK_DEFAULT = yaml.safe_dump(_plain(DEFAULT), sort_keys=False, default_flow_style=False)
 
@@ -105,10 +104,7 @@ def test_the_default_scenario_in_block_yaml_loads_lean_and_exactly(tmp_path: Pat
 def test_a_generated_yaml_scenario_loads_lean_exactly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_chars: int, indent: int
 ) -> None:
-    path = tmp_path / "scale.yaml"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gen_scenario.py"), "300", str(path)], check=True, capture_output=True
-    )
+    path = generated(tmp_path, 300)
     if indent:  # the same events, their sequence indented under `events:`
         head, _, events = path.read_text(encoding="utf-8").partition("events:\n")
         body, _, tail = events.partition("\naccounts:")

@@ -170,5 +170,8 @@ def test_the_index_goes_with_its_seed() -> None:
     assert conciliation_index.ready(seed) is not None
     seed_id = id(seed)
     del seed
+    # The build's worker thread lets go of its work item (the seed among its arguments) only after it handed the
+    # index over: once it ran the next one, it has (under load this test could look before it did).
+    conciliation_index._WORKER.submit(lambda: None).result(timeout=10)
     gc.collect()
     assert seed_id not in conciliation_index._INDEXES

@@ -16,6 +16,7 @@ from mock_server.domain.conversions import event_from_scenario
 from mock_server.domain.models import CANCELED, PAID, PENDING, Event, Installment
 from mock_server.scenarios.loader import ScenarioLoader
 from mock_server.spec.openapi import load_specs
+from mock_server.state import seed_storage
 from mock_server.state.seed_storage import SeedBuilder, SeedEvents
 from tests.default_scenario import PENDING_EVENT
 
@@ -153,11 +154,23 @@ def test_what_the_layout_cannot_hold_is_kept_as_it_is(changes: dict[str, object]
     assert sorted(seed) == sorted([odd.key, usual.key])
 
 
-def test_a_word_table_past_its_bound_keeps_the_rest_as_objects() -> None:
-    many = [an_event(key=f"00000000-0000-4000-8000-{i:012x}", amortization_type=f"type-{i}") for i in range(65540)]
+@pytest.mark.parametrize(
+    "bound",
+    [
+        # The table's bound lowered: the same path past it, for 70 events; the real bound takes 65,540 events, ~2 s.
+        pytest.param(64, id="bound-64"),
+        pytest.param(None, id="bound-65535", marks=pytest.mark.exhaustive),
+    ],
+)
+def test_a_word_table_past_its_bound_keeps_the_rest_as_objects(monkeypatch, bound: int | None) -> None:
+    if bound is not None:
+        monkeypatch.setattr(seed_storage, "_MAX_WORDS", bound)
+    limit = seed_storage._MAX_WORDS
+    many = [an_event(key=f"00000000-0000-4000-8000-{i:012x}", amortization_type=f"type-{i}") for i in range(limit + 5)]
     seed = SeedEvents(many)
     assert len(seed) == len(many)
-    for event in (many[0], many[65534], many[65535], many[-1]):
+    assert seed._objects  # the events whose word found no room
+    for event in (many[0], many[limit - 1], many[limit], many[-1]):
         assert exact(seed[event.key]) == exact(event)
 
 

@@ -22,6 +22,9 @@ from tests.helpers import ADMIN_HEADERS
 from tests.whole_answer_client import WholeAnswerTestClient
 
 pytest.importorskip("opentelemetry.sdk", reason="the [otel] extra")
+# A real OTLP/HTTP exporter and the receiver it sends to: a new feature's exporter tests are the e2e tier's
+# (`make test-e2e`); tests/telemetry/test_tracing_off.py and test_metrics.py stay in the default tier.
+pytestmark = pytest.mark.e2e
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"

@@ -2,7 +2,8 @@
 
 actionlint (GitHub Actions: syntax, expressions, which contexts a key may use, action versions), the real Docker
 Compose CLI's `config` (its own loader and schema), and check-jsonschema with the GitHub workflow, GitLab CI and
-Compose Spec schemas it ships. All are PyPI wheels in the `test` extra and need no network.
+Compose Spec schemas it ships. All are PyPI wheels in the `test` extra and need no network. The linters run in
+child processes: `make test-e2e` runs those two tests; the recipes' content is checked here in the default tier.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[P
     return of
 
 
+@pytest.mark.e2e  # the linters in child processes (check-jsonschema's start alone ~0.5 s a run): `make test-e2e`
 @pytest.mark.parametrize(("linter", "recipe"), [(n, p) for n, p, _ in LINTERS], ids=IDS)
 def test_the_recipe_passes_its_linter(
     verdicts: Callable[[str], dict[Path, str | None]], linter: str, recipe: Path
@@ -126,6 +128,7 @@ def test_the_recipe_passes_its_linter(
     assert problems is None, f"{linter} rejects {recipe.name}:\n{problems}"
 
 
+@pytest.mark.e2e  # the same runs
 @pytest.mark.parametrize(("linter", "recipe"), [(n, p) for n, p, _ in LINTERS], ids=IDS)
 def test_the_linter_rejects_a_broken_copy(
     verdicts: Callable[[str], dict[Path, str | None]], linter: str, recipe: Path
