@@ -28,8 +28,9 @@ from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
 from mock_server.telemetry.otel import OtelTracer, ServerSpan, sampler_table
 from mock_server.telemetry.otlp_wire import BatchEncoder
+from tests.default_scenario import PENDING_EVENT
 
-LOOKUP = "/event_conciliation/extraordinary_event/9f1c6f0e-3c8e-4a55-9d47-0a4c2b8f6d11"
+LOOKUP = f"/event_conciliation/extraordinary_event/{PENDING_EVENT}"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SAMPLED_PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
 UNSAMPLED_PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-00"
