@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.syntax_trees import syntax_tree
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGE = REPOSITORY / "mock_server"
 PARTS = ("domain", "wire", "spec", "telemetry", "state", "scenarios", "http", "api", "admin", "provider", "gate", "mcp")
@@ -145,7 +147,7 @@ def _part(module: str) -> str | None:
 def _imported(source: str) -> frozenset[str]:
     """The modules a file imports when it runs (not those imported only for mypy, `if TYPE_CHECKING:`). Kept per
     source text: a copy of the package with one file changed parses that file alone again."""
-    tree = ast.parse(source)
+    tree = syntax_tree(source)
     for_mypy = {
         id(inner)
         for node in ast.walk(tree)

@@ -14,7 +14,10 @@ HELPER = TESTS / "default_scenario.py"
 
 
 def repeated_in(source: str) -> list[int]:
-    """The lines of `source` where a one-line string holds the pending event's UUID."""
+    """The lines of `source` where a one-line string holds the pending event's UUID (a source whose text does not
+    hold it is not parsed: ~300 modules, ~1 s)."""
+    if PENDING_EVENT not in source.lower():
+        return []
     return sorted(
         node.lineno
         for node in ast.walk(ast.parse(source))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -137,11 +138,13 @@ def guarded(make_client):
 
 
 @pytest.fixture(scope="module")
-def guarded_once(specs: Specs) -> WholeAnswerTestClient:
+def guarded_once(specs: Specs) -> Iterator[WholeAnswerTestClient]:
     """One app with --admin-token for the 136 refusals below (an app each cost ~20 ms: 2.5 s of CPU); a refused call
-    changes nothing, so they can share it."""
+    changes nothing, so they can share it. Its client is entered once: a client used outside `with` starts an event
+    loop in a thread of its own for each request."""
     app = create_app(Settings(admin_token="T", validate_responses=True), specs)
-    return WholeAnswerTestClient(app, headers=ADMIN_HEADERS)
+    with WholeAnswerTestClient(app, headers=ADMIN_HEADERS) as client:
+        yield client
 
 
 @pytest.mark.parametrize(

@@ -156,17 +156,18 @@ CAP = 8
 
 
 def test_at_most_256_sessions_are_kept(make_client):
-    client = make_client(validate_responses=False)
-    for i in range(256):
-        assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session(f"s{i}")).status_code == 201
-    # 256 sessions: all kept
-    assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
-    # s0 was just used; s1 is now the least recently used, and the 257th session pushes it out
-    # (any call but health makes a session; test_session_lifecycle.py covers what eviction shows)
-    assert client.get("/__mock/clock", headers=session("s256")).status_code == 200
-    assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
-    assert client.get("/__mock/accounts/4444-000001", headers=session("s2")).status_code == 200
-    dropped = client.get("/__mock/accounts/4444-000001", headers=session("s1"))
+    # Entered: a client used outside `with` starts an event loop in a thread of its own for each of its 261 calls.
+    with make_client(validate_responses=False) as client:
+        for i in range(256):
+            assert client.post(REGISTER, json=registration(NEW_ACCOUNT), headers=session(f"s{i}")).status_code == 201
+        # 256 sessions: all kept
+        assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
+        # s0 was just used; s1 is now the least recently used, and the 257th session pushes it out
+        # (any call but health makes a session; test_session_lifecycle.py covers what eviction shows)
+        assert client.get("/__mock/clock", headers=session("s256")).status_code == 200
+        assert client.get("/__mock/accounts/4444-000001", headers=session("s0")).status_code == 200
+        assert client.get("/__mock/accounts/4444-000001", headers=session("s2")).status_code == 200
+        dropped = client.get("/__mock/accounts/4444-000001", headers=session("s1"))
     assert dropped.status_code == 410  # it acknowledged a registration: never a silent 404 (issue 24)
     assert dropped.json()["code"] == "session_evicted"
 

@@ -115,7 +115,10 @@ def test_a_batch_holding_an_event_kept_as_an_object_is_not_joined() -> None:
     assert exact_event(seed.build()[an_event().key]) == exact_event(an_event())
 
 
-@pytest.mark.parametrize("index", [0, 130, 599])
+# A batch in the middle in the default tier; the first and the last too in the exhaustive tier (~0.5 s each).
+@pytest.mark.parametrize(
+    "index", [pytest.param(0, marks=pytest.mark.exhaustive), 130, pytest.param(599, marks=pytest.mark.exhaustive)]
+)
 def test_a_problem_in_any_batch_gets_the_full_paths_verdict(tmp_path: Path, two_workers: list[int], index: int) -> None:
     path = generated(tmp_path, "json")
     _with_event_changes(path, {index: {"status": "payed"}})

@@ -105,16 +105,26 @@ documents = st.recursive(
 )
 
 
-@given(
-    data=documents,
-    flow=st.sampled_from([None, True, False]),
-    unicode=st.booleans(),
-    width=st.sampled_from([10, 80, 10_000]),
-)
-@settings(max_examples=200, deadline=None)
+# The default tier writes 70 random documents; the exhaustive tier the full count, 200.
+STYLES = {
+    "data": documents,
+    "flow": st.sampled_from([None, True, False]),
+    "unicode": st.booleans(),
+    "width": st.sampled_from([10, 80, 10_000]),
+}
+
+
+@given(**STYLES)
+@settings(max_examples=70, deadline=None)
 def test_random_documents_in_every_style(data: Any, flow: bool | None, unicode: bool, width: int) -> None:
-    text = yaml.safe_dump(data, default_flow_style=flow, allow_unicode=unicode, width=width)
-    check(text)
+    check(yaml.safe_dump(data, default_flow_style=flow, allow_unicode=unicode, width=width))
+
+
+@pytest.mark.exhaustive
+@given(**STYLES)
+@settings(max_examples=200, deadline=None)
+def test_random_documents_in_every_style_full_count(data: Any, flow: bool | None, unicode: bool, width: int) -> None:
+    check(yaml.safe_dump(data, default_flow_style=flow, allow_unicode=unicode, width=width))
 
 
 # Lines that, put together at random, make documents valid and broken in many ways: rapidyaml is more lenient

@@ -243,10 +243,22 @@ def scenario_events(draw: st.DrawFn) -> dict[str, object]:
     return data
 
 
-@settings(max_examples=300, deadline=None)
+# The default tier packs 100 drawn events; the exhaustive tier the full count, 300 (~1.5 s of one worker).
+@settings(max_examples=100, deadline=None)
 @given(scenario_events())
 def test_an_event_packed_from_its_scenario_data_reads_back_as_the_event_the_data_makes(data: dict[str, Any]) -> None:
     """SeedBuilder.add_scenario_event skips making the Event: what it packs must read back as that Event."""
+    _packed_from_its_data_reads_back(data)
+
+
+@pytest.mark.exhaustive
+@settings(max_examples=300, deadline=None)
+@given(scenario_events())
+def test_an_event_packed_from_its_scenario_data_reads_back_full_count(data: dict[str, Any]) -> None:
+    _packed_from_its_data_reads_back(data)
+
+
+def _packed_from_its_data_reads_back(data: dict[str, Any]) -> None:
     builder = SeedBuilder()
     builder.add_scenario_event(data)
     seed = builder.build()
