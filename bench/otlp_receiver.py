@@ -18,8 +18,10 @@ MAX_BODY = 16 * 1024 * 1024
 class Receiver:
     """The received export requests (`ExportTraceServiceRequest`), in order, and the URL to export to."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, keep: bool = True) -> None:
         self.url = url
+        self.keep = keep  # False: each request is decoded, its spans counted, and let go (a long benchmark)
+        self.counted = 0  # spans received
         self.requests: list[Any] = []
         self.lock = threading.Lock()
         self.cpu_seconds = 0.0  # the receiver's threads' CPU time decoding and answering (bench/tracing_cost.py)
@@ -47,7 +49,7 @@ def attributes_of(key_values: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[Receiver]:
+def otlp_receiver(keep: bool = True, port: int = 0) -> Iterator[Receiver]:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
         ExportTraceServiceResponse,
@@ -64,8 +66,11 @@ def otlp_receiver() -> Iterator[Receiver]:
                 return
             request = ExportTraceServiceRequest()
             request.ParseFromString(self.rfile.read(length))
+            spans = sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
             with received[0].lock:
-                received[0].requests.append(request)
+                received[0].counted += spans
+                if received[0].keep:
+                    received[0].requests.append(request)
             answer = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
@@ -75,12 +80,24 @@ def otlp_receiver() -> Iterator[Receiver]:
             with received[0].lock:
                 received[0].cpu_seconds += time.thread_time() - started
 
+        def do_GET(self) -> None:
+            """GET /spans: how many spans were received (bench/tracing_cost.py, the receiver in a process)."""
+            if self.path != "/spans":
+                self.send_error(404)
+                return
+            answer = str(received[0].counted).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
-    received.append(Receiver(f"http://127.0.0.1:{server.server_address[1]}"))
+    received.append(Receiver(f"http://127.0.0.1:{server.server_address[1]}", keep))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -88,3 +105,17 @@ def otlp_receiver() -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def main() -> None:
+    """`python -m bench.otlp_receiver`: a receiver in a process of its own, counting what it decodes (its CPU is
+    then no part of the process it receives from). Prints its URL, then serves until stdin closes."""
+    import sys
+
+    with otlp_receiver(keep=False) as receiver:
+        print(receiver.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mock_server.domain.conversions import limits_from_json, proposal_to_public, recipient_to_public
 from mock_server.domain.errors import EventNotFoundPublic
-from mock_server.http.handling import Call, Handler, Reply
+from mock_server.http.handling import Call, Handler, Reply, encoded_reply
 
 
 def get_extraordinary_event(call: Call) -> Reply:
@@ -16,7 +16,7 @@ def get_extraordinary_event(call: Call) -> Reply:
         # The interface's own code for this operation (4.1); the admin API says event_not_found.
         raise EventNotFoundPublic(f"No extraordinary amortization exists for key {key}.")
     # Encoded once per version of the event (state/encoded.py): most lookups ask for an event again.
-    return Reply(200, encoded=session.encoded_events.public_json(event))
+    return encoded_reply(200, session.encoded_events.public_json(event))
 
 
 def register_account_limit(call: Call) -> Reply:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from mock_server.wire.headers import RawHeaders
 
 log = logging.getLogger("mock_server")
-_new = object.__new__  # a turn's making (opened_turn)
 # Called with every finished turn, in order, after its session was let go (ServerContext.turn_observers).
 TurnObserver = Callable[["Turn"], None]
 
@@ -100,6 +99,10 @@ class Turn:
     The fault decision is `state/faults.decide(operation_id, now, session, path, body)`: one function, so a seeded
     or quota-bound decision replaces it without the pipeline knowing. A fault matching on the body waits for it:
     `fault_waits_for_body` is then true, and the caller reads the body and calls `decide_fault`.
+
+    No `__init__`: `Sessions.begin` makes a turn with `Turn()` and sets every slot itself, in place (CPython calls a
+    Python `__init__` from C, and a function is one more frame: together about 1,000 of a turn's instructions at
+    every request, callgrind). A slot added here is set there.
     """
 
     __slots__ = (
@@ -223,23 +226,3 @@ class Turn:
         session.in_flight -= 1
         if session.store.turn is self:
             session.store.turn = None
-
-
-def opened_turn(plan: TurnPlan, session: Session, now: datetime, method: str, path: str, headers: RawHeaders) -> Turn:
-    """A turn as `Sessions.begin` opens one. A function rather than `Turn.__init__`: CPython calls a Python
-    `__init__` from C (and a classmethod makes a bound method), which cost a turn about 800 of the 3,500
-    instructions of its making (callgrind), at every request."""
-    turn = _new(Turn)
-    turn.plan = plan
-    turn.session = session
-    turn.now = now
-    turn.method = method
-    turn.path = path
-    turn.headers = headers
-    turn.fault = None
-    turn.decision = None
-    turn.fault_waits_for_body = False
-    turn.events = [] if plan.noting else None
-    turn.status = None
-    turn.trace = None
-    return turn

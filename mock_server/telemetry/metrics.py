@@ -1,5 +1,5 @@
 """The server's Prometheus metrics (GET /__mock/metrics): counters the server keeps as plain numbers while it
-answers (a `RequestMeter` per operation: a dict entry and a bucket a request), turned into metric families only when
+answers (a `RequestMeter` per operation: one item of one list a request), turned into metric families only when
 scraped, by a custom collector. prometheus_client (a base dependency: pure Python, no dependency of its own) is
 imported at the first scrape, so a server that is never scraped never loads it (about 0.12 s).
 
@@ -20,33 +20,61 @@ if TYPE_CHECKING:
 # a slow body or a shadowed backend take seconds), and the same in nanoseconds for the request path's comparison.
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 DURATION_BOUNDS_NS = tuple(round(bound * 1e9) for bound in BUCKETS)
+FIRST_BOUND_NS = DURATION_BOUNDS_NS[0]  # what nearly every answer takes at most: its bucket found without a search
 DROPPED = "dropped"  # the status label of a call whose connection an injected reset dropped
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class RequestMeter:
-    """One operation's counts: answers by status, their durations (buckets of BUCKETS, the last one +Inf) and the
-    faults injected into it by kind."""
+    """One operation's counts: answers by status and duration (`counts`: status -> its count in each bucket of
+    BUCKETS, the last one +Inf), the total of their durations, and the faults injected into it by kind.
 
-    __slots__ = ("buckets", "faults", "operation_id", "statuses", "total_ns")
+    One item counts both what a request tells (its status, its duration's bucket): the request path finds its
+    status's list and adds one to an item (http/pipeline.py, inline), where a dict entry by status and a bucket of
+    its own cost two counts; the answers by status and the histogram's buckets are sums of those lists, made at
+    scrape time."""
+
+    __slots__ = ("counts", "faults", "operation_id", "total_ns")
 
     def __init__(self, operation_id: str) -> None:
         self.operation_id = operation_id
-        self.statuses: dict[int, int] = {}  # 0: dropped
-        self.buckets = [0] * (len(DURATION_BOUNDS_NS) + 1)
+        self.counts: dict[int, list[int]] = {}  # status (0: dropped) -> the count of each bucket
         self.total_ns = 0
         self.faults: dict[str, int] = {}
 
     def count(self, status: int, elapsed_ns: int) -> None:
         """One answer (`status` 0: none, the connection dropped), `elapsed_ns` after the request came. (What
         http/pipeline.py does inline, for every request.)"""
-        statuses = self.statuses
-        statuses[status] = statuses.get(status, 0) + 1
-        self.buckets[bisect_left(DURATION_BOUNDS_NS, elapsed_ns)] += 1
+        self.counted(status)[bucket_of(elapsed_ns)] += 1
         self.total_ns += elapsed_ns
+
+    def counted(self, status: int) -> list[int]:
+        """The bucket counts of `status`, made at its first answer."""
+        found = self.counts.get(status)
+        if found is None:
+            found = self.counts[status] = [0] * (len(DURATION_BOUNDS_NS) + 1)
+        return found
+
+    @property
+    def statuses(self) -> dict[int, int]:
+        """Answers by status (0: dropped)."""
+        return {status: sum(buckets) for status, buckets in self.counts.items()}
+
+    @property
+    def buckets(self) -> list[int]:
+        """Answers by duration, whatever their status: the count of each bucket (not cumulative)."""
+        totals = [0] * (len(DURATION_BOUNDS_NS) + 1)
+        for counts in self.counts.values():
+            totals = [total + count for total, count in zip(totals, counts, strict=True)]
+        return totals
 
     def count_fault(self, kind: str) -> None:
         self.faults[kind] = self.faults.get(kind, 0) + 1
+
+
+def bucket_of(elapsed_ns: int) -> int:
+    """The index of the first bucket that holds a duration (its bound included: Prometheus' `le`)."""
+    return 0 if elapsed_ns <= FIRST_BOUND_NS else bisect_left(DURATION_BOUNDS_NS, elapsed_ns)
 
 
 class ServerMetrics:

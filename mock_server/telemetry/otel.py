@@ -16,10 +16,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import Decision
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Decision, ParentBased, Sampler, StaticSampler
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
     NonRecordingSpan,
@@ -31,7 +32,9 @@ from opentelemetry.trace import (
     TraceState,
     set_span_in_context,
 )
+from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
+from mock_server.telemetry.otlp_wire import BatchEncoder, SpanFacts, span_attributes
 from mock_server.telemetry.trace_context import parent_of
 from mock_server.telemetry.tracing import DEFAULT_SERVICE_NAME, NotedEvent
 from mock_server.wire.headers import header_value
@@ -43,6 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("mock_server")
 _ERROR = Status(StatusCode.ERROR)
 _UNSET = Status(StatusCode.UNSET)
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_NO_PARENT = Context()
+_SPAN_BITS = (1 << 64) - 1
 FLUSH_MILLIS = 5000  # a graceful stop waits at most this long for the spans still queued
 # The OTLP exporter logs every failed batch itself (and its retries): the server says it once instead (_WarnsOnce).
 _EXPORTER_LOGGERS = (
@@ -54,16 +60,25 @@ _EXPORTER_LOGGERS = (
 
 class _WarnsOnce(SpanExporter):
     """The OTLP exporter, whose failures are said once (again only after it sent a batch since): a collector that
-    cannot be reached drops spans, and the server keeps serving without a warning per batch."""
+    cannot be reached drops spans, and the server keeps serving without a warning per batch.
+
+    A batch is encoded by telemetry/otlp_wire.py (the SDK's bytes, at a tenth of its cost) and handed to the
+    exporter's own HTTP client, which sends it by the exporter's rules (endpoint, headers, compression, timeout,
+    retries, certificates). That client is the exporter's private part (`_client`, `_metrics`: 1.40 and later):
+    an exporter without them (the declared floor, 1.30) encodes and sends the batch itself, as it always has."""
 
     def __init__(self, inner: SpanExporter, endpoint: str) -> None:
         self.inner = inner
         self.endpoint = endpoint
         self.failing = False
+        self.encoder = BatchEncoder()
+        client = getattr(inner, "_client", None)
+        metrics = getattr(inner, "_metrics", None)
+        self.sends_bytes = callable(getattr(client, "export", None)) and hasattr(metrics, "export_operation")
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
-            result = self.inner.export(spans)
+            result = self._send(spans)
         except Exception as exc:  # the exporter's own bug or an unexpected transport error: still one warning
             log.debug("the OTLP exporter failed: %r", exc)
             result = SpanExportResult.FAILURE
@@ -79,6 +94,21 @@ class _WarnsOnce(SpanExporter):
             self.failing = False
         return result
 
+    def _send(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        inner: Any = self.inner
+        if not self.sends_bytes or inner._shutdown:
+            return self.inner.export(spans)
+        with inner._metrics.export_operation(len(spans)) as outcome:
+            data = self.encoder.request(spans)
+            limit = getattr(inner, "_max_request_size", 0)
+            if limit and len(data) > limit:  # what the exporter does with a batch over its size: drop it
+                return SpanExportResult.FAILURE
+            sent = inner._client.export(data)
+            if not sent.success:
+                outcome.error = sent.error
+                return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
     def shutdown(self) -> None:
         self.inner.shutdown()
 
@@ -86,17 +116,79 @@ class _WarnsOnce(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
 
-def _remote_parent(raw_headers: RawHeaders) -> SpanContext | None:
+def _remote_parent(traceparent: str, raw_headers: RawHeaders) -> SpanContext | None:
     """The remote parent a valid `traceparent` names (its sampled flag, and the `tracestate` beside it), None
     without one: the rules of the SDK's TraceContextTextMapPropagator (trace_context.parent_of)."""
-    traceparent = header_value(raw_headers, b"traceparent")
     found = parent_of(traceparent)
-    if found is None or traceparent is None:
+    if found is None:
         return None
     flags = int(traceparent.strip()[53:55], 16)  # version-trace_id-span_id-flags: the flags' two digits
     tracestate = header_value(raw_headers, b"tracestate")
     state = TraceState.from_header([tracestate]) if tracestate else None
     return SpanContext(int(found[0], 16), int(found[1], 16), True, TraceFlags(flags & TraceFlags.SAMPLED), state)
+
+
+# The SDK's own samplers whose decision on a span with no parent, a sampled parent and an unsampled one is fixed
+# (by their description, which names every delegate: OTEL_TRACES_SAMPLER's always_on, always_off,
+# parentbased_always_on, the default, and parentbased_always_off); any other is asked span by span.
+_FIXED_SAMPLERS: dict[str, tuple[bool, bool, bool]] = {
+    ALWAYS_ON.get_description(): (True, True, True),
+    ALWAYS_OFF.get_description(): (False, False, False),
+    ParentBased(ALWAYS_ON).get_description(): (True, True, False),  # type: ignore[no-untyped-call]
+    ParentBased(ALWAYS_OFF).get_description(): (False, True, False),  # type: ignore[no-untyped-call]
+}
+
+
+def sampler_table(sampler: Sampler) -> tuple[bool, bool, bool] | None:
+    """Whether `sampler` keeps a span with no parent, with a sampled remote parent, with an unsampled one, when
+    that is all it decides by (it then keeps the span's attributes as given, and the trace state is the parent's);
+    None: it must be asked span by span (a ratio, or one of the user's)."""
+    if type(sampler) not in (StaticSampler, ParentBased):
+        return None
+    return _FIXED_SAMPLERS.get(sampler.get_description())
+
+
+class ServerSpan(ReadableSpan):
+    """A request's span as the SDK's processors and exporters read it, made of the facts the request recorded
+    (`wire_facts`, which telemetry/otlp_wire.py writes as they are) without building the ReadableSpan's parts: its
+    context is made when the batch processor asks for it (whether it is sampled), the rest, the first time anyone
+    else asks (another exporter, the SDK's encoder), by `OtelTracer.readable`. ReadableSpan.__init__ is not
+    called: every attribute it would have set is the built span's."""
+
+    def __init__(self, facts: SpanFacts, tracer: OtelTracer) -> None:
+        self.wire_facts = facts
+        self._tracer = tracer
+        self._own_context: SpanContext | None = None
+        self._built: ReadableSpan | None = None
+        # What a batch is grouped by (the encoder's, the SDK's): the tracer's, read without building the span.
+        self._resource = tracer.resource
+        self._instrumentation_scope = tracer.scope
+
+    @property
+    def context(self) -> SpanContext:
+        context = self._own_context
+        if context is None:
+            facts = self.wire_facts
+            parent = facts.parent
+            # SpanContext(...) itself, but for its check of the ids, which are valid by construction (`ids`): a
+            # third of what the request path pays for its span, saved.
+            trace_state = parent.trace_state if parent is not None else DEFAULT_TRACE_STATE
+            context = self._own_context = tuple.__new__(
+                SpanContext, (facts.trace_id, facts.span_id, False, _SAMPLED, trace_state, True)
+            )
+        return context
+
+    def get_span_context(self) -> SpanContext:
+        return self.context
+
+    def __getattr__(self, name: str) -> Any:
+        # Only what is not set here (ReadableSpan's `_name`, `_attributes`, ... that its properties read).
+        if name.startswith("__") or name in ("_built", "_tracer", "wire_facts", "_own_context"):
+            raise AttributeError(name)
+        built = self._built
+        if built is None:
+            built = self._built = self._tracer.readable(self.wire_facts)
+        return getattr(built, name)
 
 
 def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
@@ -134,9 +226,9 @@ class OtelTracer:
         resource = Resource.create({SERVICE_NAME: environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
         # No sampler given: the SDK reads OTEL_TRACES_SAMPLER (and _ARG) itself, parent-based always-on by default.
         self.provider = TracerProvider(resource=resource)
-        self._resource = resource
+        self.resource = resource
         self._sampler = self.provider.sampler
-        self._scope = InstrumentationScope("mock_server")
+        self.scope = InstrumentationScope("mock_server")
         # The option names the collector's base, like OTEL_EXPORTER_OTLP_ENDPOINT; else the exporter reads the
         # variables itself (the traces endpoint as is, the base with /v1/traces).
         exporter = OTLPSpanExporter(endpoint=option.rstrip("/") + "/v1/traces") if option else OTLPSpanExporter()
@@ -147,17 +239,30 @@ class OtelTracer:
             op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()
         }
         self._mock_defined = mock_defined_statuses(specs.public)
+        self._decide = sampler_table(self._sampler)
 
-    def ids(self, raw_headers: RawHeaders) -> tuple[str, str]:
-        """(trace id, span id) in hex of the request's SERVER span: the incoming traceparent's trace, a new span."""
-        draw = self._random.getrandbits
-        parent = parent_of(header_value(raw_headers, b"traceparent"))
-        trace_id = parent[0] if parent is not None else f"{draw(128) or 1:032x}"
-        return trace_id, f"{draw(64) or 1:016x}"
+    def ids(self, raw_headers: RawHeaders) -> tuple[tuple[str, str], str | None, int, int]:
+        """The ids of the request's SERVER span, in hex (the journal's) and as numbers (the span's), and the
+        `traceparent` the request came with: the incoming trace when that header names one, else a new one; a new
+        span either way. One draw of 192 bits for both ids (the SDK's RandomIdGenerator draws 128 and 64); an id of
+        zeros is invalid, and drawn again."""
+        traceparent = header_value(raw_headers, b"traceparent")
+        parent = parent_of(traceparent) if traceparent is not None else None
+        while True:
+            drawn = self._random.getrandbits(192)
+            trace_id, span_id = drawn >> 64, drawn & _SPAN_BITS
+            if parent is None:
+                digits = f"{drawn:048x}"
+                if trace_id and span_id:
+                    return (digits[:32], digits[32:]), None, trace_id, span_id
+            elif span_id:
+                return (parent[0], f"{span_id:016x}"), traceparent, int(parent[0], 16), span_id
 
     def record(
         self,
-        ids: tuple[str, str],
+        trace_id: int,
+        span_id: int,
+        traceparent: str | None,
         raw_headers: RawHeaders,
         operation_id: str,
         method: str,
@@ -174,51 +279,68 @@ class OtelTracer:
         """The request's SERVER span, started and ended at the given instants (time.time_ns()). `off_interface`: the
         answer is none of the spec's own (injected by a fault, or the mock's session errors); `status` None: the
         connection was dropped."""
+        parent = _remote_parent(traceparent, raw_headers) if traceparent is not None else None
+        decide = self._decide
+        if decide is not None and not decide[0 if parent is None else 1 if parent.trace_flags.sampled else 2]:
+            return  # the sampler drops it (its decision known without asking: `sampler_table`)
         route = self._routes.get(operation_id, url_path)
-        attributes: dict[str, Any] = {
-            "http.request.method": method,
-            "http.route": route,
-            "url.path": url_path,
-            "pix_mock.operation_id": operation_id,
-            "pix_mock.session": session,
-            "pix_mock.mock_defined": (
+        facts = SpanFacts(
+            trace_id,
+            span_id,
+            parent,
+            f"{method} {route}",
+            method,
+            route,
+            url_path,
+            operation_id,
+            session,
+            (
                 off_interface
                 or operation_id in self._admin
                 or (status is not None and status in self._mock_defined.get(operation_id, ()))
             ),
-        }
-        if status is not None:
-            attributes["http.response.status_code"] = status
-        else:
-            attributes["error.type"] = "connection_dropped"
-        if scenario is not None:
-            attributes["pix_mock.scenario"] = scenario
-        if fault_id is not None:
-            attributes["pix_mock.fault_id"] = fault_id
-        name = f"{method} {route}"
-        trace_id, span_id = int(ids[0], 16), int(ids[1], 16)
-        parent = _remote_parent(raw_headers)
-        parent_context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
-        sampled = self._sampler.should_sample(parent_context, trace_id, name, SpanKind.SERVER, attributes)
-        if sampled.decision is not Decision.RECORD_AND_SAMPLE:
-            return  # not sent (a RECORD_ONLY span would reach no processor that reads it)
-        if sampled.attributes:
-            attributes.update(sampled.attributes)
-        context = SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED), sampled.trace_state)
-        span = ReadableSpan(
-            name,
-            context,
-            parent,
-            self._resource,
-            attributes,
-            [Event(event, event_attributes, at) for event, event_attributes, at in events] if events else (),
-            kind=SpanKind.SERVER,
-            status=_ERROR if status is None or status >= 500 else _UNSET,
-            start_time=start_ns,
-            end_time=end_ns,
-            instrumentation_scope=self._scope,
+            status,
+            scenario,
+            fault_id,
+            events,
+            start_ns,
+            end_ns,
         )
-        self.processor.on_end(span)
+        if decide is not None:  # the sampler's answer is known: keep the facts, the span made of them if asked
+            self.processor.on_end(ServerSpan(facts, self))
+            return
+        span = self.readable(facts, asked=True)
+        if span is not None:
+            self.processor.on_end(span)
+
+    def readable(self, facts: SpanFacts, asked: bool = False) -> ReadableSpan | None:
+        """The SDK's ReadableSpan of a request's span; `asked`: once the sampler said to keep it (None: it does
+        not), with the attributes it answers, as the SDK's tracer takes them."""
+        attributes: Mapping[str, Any] = span_attributes(facts)
+        parent = facts.parent
+        trace_id = facts.trace_id
+        trace_state = parent.trace_state if parent is not None else None
+        if asked:
+            # The parent is the incoming traceparent's or none: never the server's current context (an empty one,
+            # not None, which the sampler would read as "the current context", looked up at each call).
+            context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else _NO_PARENT
+            sampled = self._sampler.should_sample(context, trace_id, facts.name, SpanKind.SERVER, attributes)
+            if sampled.decision is not Decision.RECORD_AND_SAMPLE:
+                return None  # not sent (a RECORD_ONLY span would reach no processor that reads it)
+            attributes, trace_state = sampled.attributes, sampled.trace_state
+        return ReadableSpan(
+            facts.name,
+            SpanContext(trace_id, facts.span_id, False, _SAMPLED, trace_state),
+            parent,
+            self.resource,
+            attributes,
+            [Event(event, event_attributes, at) for event, event_attributes, at in facts.events or ()],
+            kind=SpanKind.SERVER,
+            status=_ERROR if facts.is_error else _UNSET,
+            start_time=facts.start_ns,
+            end_time=facts.end_ns,
+            instrumentation_scope=self.scope,
+        )
 
     def shutdown(self) -> None:
         """Spans still queued sent (at most FLUSH_MILLIS), the exporter closed: the server's graceful stop."""

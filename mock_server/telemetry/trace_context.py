@@ -8,8 +8,8 @@ import re
 # version "-" trace-id "-" parent-id "-" flags, lower-case hex; version ff is invalid, and so are all-zero ids.
 _TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
 TRACE_ID = re.compile(r"[0-9a-f]{32}")
-_ZERO_TRACE = "0" * 32
-_ZERO_SPAN = "0" * 16
+ZERO_TRACE = "0" * 32
+ZERO_SPAN = "0" * 16
 MAX_TRACEPARENT = 512  # a longer header is no traceparent this reads (a future version's may add fields)
 
 
@@ -22,11 +22,11 @@ def parent_of(traceparent: str | None) -> tuple[str, str] | None:
     if found is None:
         return None
     version, trace_id, span_id, _, rest = found.groups()
-    if version == "ff" or (version == "00" and rest) or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN:
+    if version == "ff" or (version == "00" and rest) or trace_id == ZERO_TRACE or span_id == ZERO_SPAN:
         return None
     return trace_id, span_id
 
 
 def is_trace_id(value: str) -> bool:
     """A trace id as the journal writes them: 32 lower-case hex digits."""
-    return TRACE_ID.fullmatch(value) is not None and value != _ZERO_TRACE
+    return TRACE_ID.fullmatch(value) is not None and value != ZERO_TRACE
