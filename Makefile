@@ -69,8 +69,9 @@ test: $(STAMP)
 test-exhaustive: $(STAMP)
 	$(BIN)/pytest -q -n 2 -m exhaustive
 
-## make test-e2e: the tests that start the server, pytest or make in a child process, and a new feature's slow tests
-## (real servers in threads, real exporters) (marker e2e: tests/e2e/, and tests marked e2e elsewhere), on
+## make test-e2e: the tests that start the server, pytest, make, a tool or a fresh interpreter in a child process, and a
+## new feature's slow tests (real servers in threads, real exporters) (marker e2e: tests/e2e/, and tests marked e2e
+## elsewhere), on
 ## both cores: each module on one worker (loadfile), so a module's fixtures (a built wheel, a venv) are made once;
 ## every server binds port 0 and every file goes to tmp_path (tests/conftest.py: children are no xdist workers)
 test-e2e: $(STAMP)

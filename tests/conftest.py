@@ -111,8 +111,9 @@ def make_client(specs: Specs) -> Callable[..., TestClient]:
 
 # --- tiers: `make test` runs in process; a test that starts the server, pytest or make in a child process
 # belongs to `make test-e2e` (marker `e2e`, every test under tests/e2e/). The guard below makes the rule hold:
-# such a child, started by a test of the default tier (or by its fixtures), fails that test and says why. A new
-# feature's slow tests (real servers in threads, real exporters) are marked `e2e` where they are.
+# such a child, started by a test of the default tier (or by its fixtures), fails that test and says why. Tests
+# that run a tool or a fresh interpreter in a child process (mkdocs, linters, lint-imports, what a start imports),
+# and a new feature's slow tests (real servers in threads, real exporters), are marked `e2e` where they are.
 
 E2E = "e2e"
 # tiers with a make target of their own, run outside `make test`

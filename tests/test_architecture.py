@@ -28,6 +28,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.e2e  # lint-imports in a child process; test_the_drawing_names_exactly_the_imports_between_parts stays
 def test_the_package_keeps_its_contracts() -> None:
     result = lint_imports(REPOSITORY)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -74,6 +75,7 @@ def planted_run(tmp_path_factory: pytest.TempPathFactory) -> PlantedRun:
     return PlantedRun(lint_imports(root), lines)
 
 
+@pytest.mark.e2e  # the same, on a copy of the package with the imports planted
 @pytest.mark.parametrize(("module", "planted", "broken"), PLANTED)
 def test_a_forbidden_import_breaks_a_contract(planted_run: PlantedRun, module: str, planted: str, broken: str) -> None:
     """The contracts can fail: an import going the wrong way is refused, and named under its contract."""
@@ -112,6 +114,7 @@ def broken_reports(report: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.e2e  # a fresh interpreter in a child process
 def test_importing_the_app_loads_no_asgi_server() -> None:
     """`import mock_server.app` (what an in-process test, the MCP stdio server and verify-provider's oracle load)
     brings neither uvicorn nor the connection that subclasses its protocol, nor the server seam: in a fresh

@@ -120,6 +120,7 @@ def test_a_tls_server_on_an_unknown_uvicorn_still_serves_tls(unknown_uvicorn: No
         server.stop(wait=True)
 
 
+@pytest.mark.e2e  # a fresh interpreter in a child process that builds the app and its server (~0.8 s each)
 @pytest.mark.parametrize("build", ["create_app(Settings(port=0))", "Starlette()"])
 def test_the_first_app_or_server_of_a_process_freezes_what_start_up_built_and_a_later_one_does_not(build: str) -> None:
     """gc.freeze() once the first app is built (create_app), or for an app made otherwise when its server starts:

@@ -1,5 +1,8 @@
 """What a server's start leaves for later: the modules of features no call has asked for yet are imported on their
-first call (issue 34: start to the first 200 under 0.5 s). Speed itself is `make bench`'s; this holds the shape."""
+first call (issue 34: start to the first 200 under 0.5 s). Speed itself is `make bench`'s; this holds the shape.
+
+Each check is a fresh interpreter in a child process that starts the app or the CLI (~0.6 s each): `make test-e2e`
+runs them."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ NOT_FOR_A_LOOKUP = (
 # scrape of GET /__mock/metrics. A lookup with neither loads neither: tracing off costs nothing.
 TELEMETRY = ("opentelemetry", "prometheus_client")
 LOOKUP = PENDING_EVENT_PATH  # fixtures/default.yaml's
+pytestmark = pytest.mark.e2e
 
 
 def loaded_after(code: str, watched: tuple[str, ...] = LATER, env: dict[str, str] | None = None) -> dict[str, object]:

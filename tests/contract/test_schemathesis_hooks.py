@@ -50,6 +50,7 @@ def test_the_extra_brings_every_distribution_the_hooks_import() -> None:
     assert not needed & _requirements(None), "the server itself must not need schemathesis"
 
 
+@pytest.mark.e2e  # a fresh interpreter in a child process each
 @pytest.mark.parametrize("missing", ["schemathesis", "hypothesis"])
 def test_importing_the_hooks_without_the_extra_says_what_to_install(missing: str) -> None:
     # A None entry in sys.modules makes `import NAME` raise ImportError, as if NAME were not installed.
@@ -63,6 +64,7 @@ def test_importing_the_hooks_without_the_extra_says_what_to_install(missing: str
     assert last.endswith(INSTALL_HINT)
 
 
+@pytest.mark.e2e  # a fresh interpreter in a child process
 def test_the_server_imports_without_schemathesis() -> None:
     code = "import sys; sys.modules['schemathesis'] = None; sys.modules['hypothesis'] = None; import mock_server.cli"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)

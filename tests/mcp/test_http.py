@@ -321,6 +321,7 @@ def test_the_mcp_sessions_own_session_is_named_after_a_digest_of_its_id() -> Non
     assert name.startswith("mcp-") and len(name) == 20 and "0123456789abcdef" not in name
 
 
+@pytest.mark.e2e  # a fresh interpreter in a child process that starts the app and the CLI
 def test_the_server_starts_without_importing_the_sdk() -> None:
     import subprocess
     import sys
