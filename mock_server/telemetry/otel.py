@@ -1,12 +1,15 @@
 """Tracing with the OpenTelemetry SDK (the `[otel]` extra): imported by tracing.start_tracing only when tracing is
-on. One SERVER span per request, made when the request finished from what it recorded (its start and end instants,
-its domain events with theirs): the request path holds no span object while it runs, and the span's id is drawn
-before the journal entry is written (the journal keeps it).
+on. One SERVER span per request, made from what the request recorded once it was answered (its start and end
+instants, its domain events with theirs): the request path holds no span object while it runs, and the span's id is
+drawn before the journal entry is written (the journal keeps it).
 
-The finished span is built as the SDK's own `ReadableSpan` and handed to its BatchSpanProcessor, once the SDK's
-sampler (OTEL_TRACES_SAMPLER) said to: what `tracer.start_span(...)` then `end()` would hand it, without the live
-span's machinery (a lock, attribute limits enforced key by key, the processors' on_start) that a span made after
-the fact has no use for (bench/tracing_cost.py: a lookup cost 4.2x its CPU with tracing off through start_span).
+The request queues its facts (telemetry/span_queue.py: one tuple); the queue's thread makes a batch's spans, asks
+the SDK's sampler (OTEL_TRACES_SAMPLER) or answers for it (`sampler_table`), writes their OTLP bytes
+(telemetry/otlp_wire.py) and hands them to the OTLP exporter's own HTTP client. A span the SDK's other parts must
+read (a sampler that is asked, an exporter before 1.40) is built as the SDK's `ReadableSpan`: what
+`tracer.start_span(...)` then `end()` would hand a processor, without the live span's machinery (a lock, attribute
+limits enforced key by key, the processors' on_start) that a span made after the fact has no use for
+(bench/tracing_cost.py: a lookup cost 4.2x its CPU with tracing off through start_span).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Decision, ParentBased, Sampler, StaticSampler
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
@@ -32,9 +35,9 @@ from opentelemetry.trace import (
     TraceState,
     set_span_in_context,
 )
-from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
 from mock_server.telemetry.otlp_wire import BatchEncoder, SpanFacts, span_attributes
+from mock_server.telemetry.span_queue import SpanQueue
 from mock_server.telemetry.trace_context import parent_of
 from mock_server.telemetry.tracing import DEFAULT_SERVICE_NAME, NotedEvent
 from mock_server.wire.headers import header_value
@@ -54,7 +57,6 @@ FLUSH_MILLIS = 5000  # a graceful stop waits at most this long for the spans sti
 _EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
     "opentelemetry.exporter.otlp.proto.http",
-    "opentelemetry.sdk.trace.export",
 )
 
 
@@ -77,8 +79,18 @@ class _WarnsOnce(SpanExporter):
         self.sends_bytes = callable(getattr(client, "export", None)) and hasattr(metrics, "export_operation")
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """ReadableSpans sent: written here when the exporter's client takes bytes, else by the exporter."""
+        if self.sends_bytes:
+            return self.send(lambda: self.encoder.request(spans), len(spans))
+        return self._said(lambda: self.inner.export(spans))
+
+    def send(self, encode: Any, count: int) -> SpanExportResult:
+        """The bytes `encode()` writes, of `count` spans, sent by the exporter's client (`sends_bytes`)."""
+        return self._said(lambda: self._send(encode, count))
+
+    def _said(self, sending: Any) -> SpanExportResult:
         try:
-            result = self._send(spans)
+            result: SpanExportResult = sending()
         except Exception as exc:  # the exporter's own bug or an unexpected transport error: still one warning
             log.debug("the OTLP exporter failed: %r", exc)
             result = SpanExportResult.FAILURE
@@ -94,12 +106,12 @@ class _WarnsOnce(SpanExporter):
             self.failing = False
         return result
 
-    def _send(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+    def _send(self, encode: Any, count: int) -> SpanExportResult:
         inner: Any = self.inner
-        if not self.sends_bytes or inner._shutdown:
-            return self.inner.export(spans)
-        with inner._metrics.export_operation(len(spans)) as outcome:
-            data = self.encoder.request(spans)
+        if inner._shutdown:
+            return SpanExportResult.FAILURE
+        with inner._metrics.export_operation(count) as outcome:
+            data = encode()
             limit = getattr(inner, "_max_request_size", 0)
             if limit and len(data) > limit:  # what the exporter does with a batch over its size: drop it
                 return SpanExportResult.FAILURE
@@ -148,49 +160,6 @@ def sampler_table(sampler: Sampler) -> tuple[bool, bool, bool] | None:
     return _FIXED_SAMPLERS.get(sampler.get_description())
 
 
-class ServerSpan(ReadableSpan):
-    """A request's span as the SDK's processors and exporters read it, made of the facts the request recorded
-    (`wire_facts`, which telemetry/otlp_wire.py writes as they are) without building the ReadableSpan's parts: its
-    context is made when the batch processor asks for it (whether it is sampled), the rest, the first time anyone
-    else asks (another exporter, the SDK's encoder), by `OtelTracer.readable`. ReadableSpan.__init__ is not
-    called: every attribute it would have set is the built span's."""
-
-    def __init__(self, facts: SpanFacts, tracer: OtelTracer) -> None:
-        self.wire_facts = facts
-        self._tracer = tracer
-        self._own_context: SpanContext | None = None
-        self._built: ReadableSpan | None = None
-        # What a batch is grouped by (the encoder's, the SDK's): the tracer's, read without building the span.
-        self._resource = tracer.resource
-        self._instrumentation_scope = tracer.scope
-
-    @property
-    def context(self) -> SpanContext:
-        context = self._own_context
-        if context is None:
-            facts = self.wire_facts
-            parent = facts.parent
-            # SpanContext(...) itself, but for its check of the ids, which are valid by construction (`ids`): a
-            # third of what the request path pays for its span, saved.
-            trace_state = parent.trace_state if parent is not None else DEFAULT_TRACE_STATE
-            context = self._own_context = tuple.__new__(
-                SpanContext, (facts.trace_id, facts.span_id, False, _SAMPLED, trace_state, True)
-            )
-        return context
-
-    def get_span_context(self) -> SpanContext:
-        return self.context
-
-    def __getattr__(self, name: str) -> Any:
-        # Only what is not set here (ReadableSpan's `_name`, `_attributes`, ... that its properties read).
-        if name.startswith("__") or name in ("_built", "_tracer", "wire_facts", "_own_context"):
-            raise AttributeError(name)
-        built = self._built
-        if built is None:
-            built = self._built = self._tracer.readable(self.wire_facts)
-        return getattr(built, name)
-
-
 def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
     """operationId -> the statuses its responses mark `x-mock-defined: true` (their own, or the component a
     `$ref` names), from the public spec as written."""
@@ -213,9 +182,9 @@ def mock_defined_statuses(spec: Spec) -> dict[str, frozenset[int]]:
 
 
 class OtelTracer:
-    """The server's tracer: an SDK TracerProvider batching to an OTLP/HTTP exporter. What the pipeline asks of it:
-    `ids` (the request's span's, drawn before the call is journaled), `record` (the span, once answered) and, on a
-    graceful stop, `shutdown`."""
+    """The server's tracer: the SDK's TracerProvider (its resource, its sampler) and an OTLP/HTTP exporter, fed in
+    batches by a span queue. What the pipeline asks of it: `ids` (the request's span's, drawn before the call is
+    journaled), `record` (the span, once answered) and, on a graceful stop, `shutdown`."""
 
     def __init__(self, option: str | None, endpoint: str, specs: Specs, environ: Mapping[str, str]) -> None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -232,8 +201,12 @@ class OtelTracer:
         # The option names the collector's base, like OTEL_EXPORTER_OTLP_ENDPOINT; else the exporter reads the
         # variables itself (the traces endpoint as is, the base with /v1/traces).
         exporter = OTLPSpanExporter(endpoint=option.rstrip("/") + "/v1/traces") if option else OTLPSpanExporter()
-        self.processor = BatchSpanProcessor(_WarnsOnce(exporter, endpoint))
-        self.provider.add_span_processor(self.processor)
+        self.exporter = _WarnsOnce(exporter, endpoint)
+        # The provider's processor, so that its force_flush and shutdown reach the queue (and the exporter).
+        self.spans = SpanQueue(self._send, environ, close=self.exporter.shutdown)
+        self.provider.add_span_processor(self.spans)
+        self._pending = self.spans.pending
+        self._wake_at = self.spans.wake_at
         self._admin = frozenset(specs.admin.operations)
         self._routes = {
             op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()
@@ -276,15 +249,58 @@ class OtelTracer:
         start_ns: int,
         end_ns: int,
     ) -> None:
-        """The request's SERVER span, started and ended at the given instants (time.time_ns()). `off_interface`: the
-        answer is none of the spec's own (injected by a fault, or the mock's session errors); `status` None: the
-        connection was dropped."""
+        """The request's SERVER span, started and ended at the given instants (time.time_ns()), queued as these
+        facts: the queue's thread makes it (`facts`). `off_interface`: the answer is none of the spec's own
+        (injected by a fault, or the mock's session errors); `status` None: the connection was dropped."""
+        pending = self._pending
+        if len(pending) >= self._wake_at:  # before the append: a full queue is about to drop its oldest
+            self.spans.nudge()
+        pending.append(
+            (
+                trace_id,
+                span_id,
+                traceparent,
+                raw_headers if traceparent is not None else None,  # its tracestate, read with the traceparent
+                operation_id,
+                method,
+                url_path,
+                status,
+                session,
+                scenario,
+                fault_id,
+                off_interface,
+                events,
+                start_ns,
+                end_ns,
+            )
+        )
+
+    def facts(self, queued: tuple[Any, ...]) -> SpanFacts | None:
+        """A queued request's span facts; None when the sampler's decision, known without asking it
+        (`sampler_table`), drops the span."""
+        (
+            trace_id,
+            span_id,
+            traceparent,
+            raw_headers,
+            operation_id,
+            method,
+            url_path,
+            status,
+            session,
+            scenario,
+            fault_id,
+            off_interface,
+            events,
+            start_ns,
+            end_ns,
+        ) = queued
         parent = _remote_parent(traceparent, raw_headers) if traceparent is not None else None
         decide = self._decide
         if decide is not None and not decide[0 if parent is None else 1 if parent.trace_flags.sampled else 2]:
-            return  # the sampler drops it (its decision known without asking: `sampler_table`)
+            return None
         route = self._routes.get(operation_id, url_path)
-        facts = SpanFacts(
+        return SpanFacts(
             trace_id,
             span_id,
             parent,
@@ -306,12 +322,19 @@ class OtelTracer:
             start_ns,
             end_ns,
         )
-        if decide is not None:  # the sampler's answer is known: keep the facts, the span made of them if asked
-            self.processor.on_end(ServerSpan(facts, self))
+
+    def _send(self, batch: list[tuple[Any, ...]]) -> None:
+        """A batch of queued requests' spans to the exporter (the span queue's thread): their bytes written here,
+        unless the sampler must be asked (it may change a span's attributes) or the exporter writes its own."""
+        kept = [facts for facts in map(self.facts, batch) if facts is not None]
+        if not kept:
             return
-        span = self.readable(facts, asked=True)
-        if span is not None:
-            self.processor.on_end(span)
+        exporter = self.exporter
+        if self._decide is not None and exporter.sends_bytes:
+            exporter.send(lambda: exporter.encoder.server_request(self.resource, self.scope, kept), len(kept))
+            return
+        spans = [self.readable(facts, asked=self._decide is None) for facts in kept]
+        exporter.export([span for span in spans if span is not None])
 
     def readable(self, facts: SpanFacts, asked: bool = False) -> ReadableSpan | None:
         """The SDK's ReadableSpan of a request's span; `asked`: once the sampler said to keep it (None: it does
@@ -344,5 +367,5 @@ class OtelTracer:
 
     def shutdown(self) -> None:
         """Spans still queued sent (at most FLUSH_MILLIS), the exporter closed: the server's graceful stop."""
-        self.provider.force_flush(FLUSH_MILLIS)
-        self.provider.shutdown()
+        self.spans.shutdown(FLUSH_MILLIS)
+        self.provider.shutdown()  # the queue's shutdown again: done already

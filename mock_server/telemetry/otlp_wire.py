@@ -215,22 +215,32 @@ class BatchEncoder:
             current.append(
                 b"\x12" + (bytes((size & 0x7F | 0x80, size >> 7)) if 128 <= size < 16384 else varint(size)) + encoded
             )
-        out = []
-        for resource, scopes in groups.values():
-            scope_spans = []
-            for scope, fields in scopes.values():
-                schema = getattr(scope, "schema_url", None) if scope is not None else None
-                body = self._scope(scope) + b"".join(fields) + _string(3, schema)
-                scope_spans.append(_delimited(2, body))
-            body = self._resource(resource) + b"".join(scope_spans) + _string(3, resource.schema_url)
-            out.append(_delimited(1, body))
-        return b"".join(out)
+        return b"".join(self._resource_spans(resource, scopes.values()) for resource, scopes in groups.values())
+
+    def server_request(self, resource: Any, scope: Any, batch: Sequence[SpanFacts]) -> bytes:
+        """The `ExportTraceServiceRequest` of server spans' facts, all of `resource` and `scope`: what `request`
+        writes of the ReadableSpans they make."""
+        fields = []
+        for facts in batch:
+            encoded = self.server_span(facts)
+            size = len(encoded)
+            fields.append(
+                b"\x12" + (bytes((size & 0x7F | 0x80, size >> 7)) if 128 <= size < 16384 else varint(size)) + encoded
+            )
+        return self._resource_spans(resource, [(scope, fields)])
+
+    def _resource_spans(self, resource: Any, scopes: Any) -> bytes:
+        """A `ResourceSpans` field: the resource, then a `ScopeSpans` for each (scope, its spans' fields)."""
+        scope_spans = []
+        for scope, fields in scopes:
+            schema = getattr(scope, "schema_url", None) if scope is not None else None
+            body = self._scope(scope) + b"".join(fields) + _string(3, schema)
+            scope_spans.append(_delimited(2, body))
+        body = self._resource(resource) + b"".join(scope_spans) + _string(3, resource.schema_url)
+        return _delimited(1, body)
 
     def span(self, span: Any) -> bytes:
         """A `Span` message's bytes."""
-        facts = getattr(span, "wire_facts", None)
-        if facts is not None:
-            return self.server_span(facts)
         context = span.context
         parent = span.parent
         parts = [b"\x0a\x10" + context.trace_id.to_bytes(16, "big") + b"\x12\x08" + context.span_id.to_bytes(8, "big")]

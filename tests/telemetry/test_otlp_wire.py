@@ -1,6 +1,6 @@
 """telemetry/otlp_wire.py writes the bytes the SDK's own encoder writes (`encode_spans(spans)`, serialized), for
 every shape a ReadableSpan can take and for the spans the server makes from their facts (telemetry/otel.py's
-ServerSpan); decoded with opentelemetry-proto."""
+SpanFacts); decoded with opentelemetry-proto."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The server's spans (telemetry/otel.py): kept as the facts the request recorded, written by otlp_wire's fast road,
+"""The server's spans (telemetry/otel.py): queued as the facts the request recorded, written by otlp_wire's fast road,
 and read by the SDK (its encoder, any exporter) as the ReadableSpan those facts make. Both roads give the same bytes;
 the samplers whose decisions the tracer knows without asking decide as the sampler itself would."""
 
@@ -13,6 +13,7 @@ pytest.importorskip("opentelemetry.sdk", reason="the [otel] extra")
 
 from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_OFF,
     ALWAYS_ON,
@@ -26,7 +27,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanKind, set_span_in_context
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.openapi import Specs
-from mock_server.telemetry.otel import OtelTracer, ServerSpan, sampler_table
+from mock_server.telemetry.otel import OtelTracer, sampler_table
 from mock_server.telemetry.otlp_wire import BatchEncoder
 from tests.default_scenario import PENDING_EVENT
 
@@ -38,16 +39,18 @@ UNSAMPLED_PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-00"
 
 @pytest.fixture
 def tracer(specs: Specs) -> Iterator[OtelTracer]:
-    app = create_app(Settings(otel_endpoint="http://127.0.0.1:9"), specs)  # nothing is sent: on_end is replaced
+    # Nothing is sent: the tests take the queued facts before the queue's thread would (its delay is 5 s).
+    app = create_app(Settings(otel_endpoint="http://127.0.0.1:9"), specs)
     found: OtelTracer = app.state.server.tracing
     yield found
-    found.provider.shutdown()
+    found.spans.pending.clear()
+    found.shutdown()
 
 
-def recorded(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[Any]:
-    """The spans the tracer hands its processor for these calls."""
-    spans: list[Any] = []
-    tracer.processor.on_end = spans.append  # type: ignore[method-assign,assignment]
+def queued(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """What the tracer queues for these calls, taken off its queue."""
+    pending = tracer.spans.pending
+    pending.clear()
     for call in calls:
         headers = [(b"traceparent", call["traceparent"].encode())] if "traceparent" in call else []
         if "tracestate" in call:
@@ -70,7 +73,31 @@ def recorded(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[Any]:
             1_764_650_000_000_000_000,
             1_764_650_000_000_250_000,
         )
-    return spans
+    taken = list(pending)
+    pending.clear()
+    return taken
+
+
+def recorded(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[Any]:
+    """The facts of the spans the queue's thread keeps of these calls (the known sampler's decision made)."""
+    return [facts for facts in map(tracer.facts, queued(tracer, calls)) if facts is not None]
+
+
+def readable(tracer: OtelTracer, kept: list[Any]) -> list[ReadableSpan]:
+    """The SDK's ReadableSpans of these facts (the sampler not asked: every one is made)."""
+    spans = [tracer.readable(facts) for facts in kept]
+    return [span for span in spans if span is not None]
+
+
+def sent(tracer: OtelTracer, batch: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the queue's thread hands the exporter for a batch of queued calls: ReadableSpans, or the bytes it
+    writes."""
+    handed: list[Any] = []
+    exporter = tracer.exporter
+    monkeypatch.setattr(exporter, "export", lambda spans: handed.extend(spans))
+    monkeypatch.setattr(exporter, "send", lambda encode, count: handed.append(encode()))
+    tracer._send(batch)
+    return handed
 
 
 CALLS = {
@@ -105,23 +132,43 @@ CALLS = {
 
 @pytest.mark.parametrize("calls", CALLS.values(), ids=CALLS.keys())
 def test_the_fast_road_writes_what_the_sdk_reads(tracer: OtelTracer, calls: list[dict[str, Any]]) -> None:
-    spans = recorded(tracer, calls)
-    assert spans and all(type(span) is ServerSpan for span in spans)
-    fast = BatchEncoder().request(spans)
-    assert fast == encode_spans(spans).SerializePartialToString()  # the SDK builds each span from its facts
+    kept = recorded(tracer, calls)
+    assert len(kept) == len(calls)
+    fast = BatchEncoder().server_request(tracer.resource, tracer.scope, kept)
+    assert fast == encode_spans(readable(tracer, kept)).SerializePartialToString()  # the SDK: each span built
 
 
-def test_the_processor_reads_only_the_context(tracer: OtelTracer) -> None:
-    (span,) = recorded(tracer, [{"traceparent": SAMPLED_PARENT}])
+@pytest.mark.parametrize("calls", CALLS.values(), ids=CALLS.keys())
+def test_a_batch_is_sent_as_those_bytes(
+    tracer: OtelTracer, calls: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not tracer.exporter.sends_bytes:
+        pytest.skip("this exporter (before 1.40) encodes and sends its batches itself")
+    batch = queued(tracer, calls)
+    (data,) = sent(tracer, batch, monkeypatch)
+    kept = [facts for facts in map(tracer.facts, batch) if facts is not None]
+    assert data == encode_spans(readable(tracer, kept)).SerializePartialToString()
+
+
+def test_a_request_queues_its_facts_and_the_thread_makes_the_span(tracer: OtelTracer) -> None:
+    (one,) = queued(tracer, [{"traceparent": SAMPLED_PARENT, "tracestate": "vendor=opaque"}])
+    assert type(one) is tuple  # what the request path pays for: a tuple appended, no span object
+    (facts,) = recorded(tracer, [{"traceparent": SAMPLED_PARENT, "tracestate": "vendor=opaque"}])
+    span = tracer.readable(facts)
+    assert span is not None
     context = span.context
-    assert span._built is None  # what the batch processor asks (is it sampled?) builds nothing else
     assert context.is_valid and context.trace_flags.sampled and not context.is_remote
     assert f"{context.trace_id:032x}" == TRACE_ID
-    assert span.parent.span_id == 0x00F067AA0BA902B7 and span.parent.is_remote
+    assert span.parent is not None and span.parent.span_id == 0x00F067AA0BA902B7 and span.parent.is_remote
+    assert dict(span.parent.trace_state) == {"vendor": "opaque"}
     assert span.name == "GET /event_conciliation/extraordinary_event/{extraordinary_event_conciliation_key}"
     assert span.kind is SpanKind.SERVER
-    assert span.attributes["pix_mock.operation_id"] == "getExtraordinaryEvent"
-    assert span._built is not None
+    assert span.attributes is not None and span.attributes["pix_mock.operation_id"] == "getExtraordinaryEvent"
+
+
+def test_the_default_sampler_drops_a_span_whose_caller_does_not_sample(tracer: OtelTracer) -> None:
+    kept = recorded(tracer, [{"traceparent": UNSAMPLED_PARENT}, {"traceparent": SAMPLED_PARENT}, {}])
+    assert [facts.parent is not None for facts in kept] == [True, False]
 
 
 SAMPLERS = {
@@ -147,7 +194,7 @@ def test_a_known_sampler_is_answered_as_it_answers(sampler: Sampler, tracer: Ote
             assert dict(answer.attributes) == {"a": 1}
 
 
-def test_any_other_sampler_is_asked(tracer: OtelTracer) -> None:
+def test_any_other_sampler_is_asked(tracer: OtelTracer, monkeypatch: pytest.MonkeyPatch) -> None:
     assert sampler_table(TraceIdRatioBased(0.5)) is None
     assert sampler_table(ParentBased(TraceIdRatioBased(0.5))) is None
 
@@ -156,16 +203,16 @@ def test_any_other_sampler_is_asked(tracer: OtelTracer) -> None:
 
     assert sampler_table(Mine(ALWAYS_ON)) is None
     tracer._sampler, tracer._decide = ALWAYS_OFF, None  # asked, and it drops every span
-    assert recorded(tracer, [{}, {"traceparent": SAMPLED_PARENT}]) == []
+    assert sent(tracer, queued(tracer, [{}, {"traceparent": SAMPLED_PARENT}]), monkeypatch) == []
     tracer._sampler = ALWAYS_ON
-    (span,) = recorded(tracer, [{}])
-    assert type(span) is not ServerSpan and span.attributes["pix_mock.session"] == "default"
+    monkeypatch.setattr(tracer.exporter, "sends_bytes", True)  # asked even when the bytes could be written here
+    (span,) = sent(tracer, queued(tracer, [{}]), monkeypatch)
+    assert isinstance(span, ReadableSpan) and span.attributes is not None
+    assert span.attributes["pix_mock.session"] == "default"
 
 
 def test_batches_go_through_the_exporters_own_client_when_it_has_one(tracer: OtelTracer) -> None:
-    exporting: Any = tracer.processor.span_exporter if hasattr(tracer.processor, "span_exporter") else None
-    exporting = exporting or tracer.processor._batch_processor._exporter
-    inner = exporting.inner
+    inner: Any = tracer.exporter.inner
     if not hasattr(inner, "_client"):
         pytest.skip("this exporter (before 1.40) encodes and sends its batches itself")
-    assert exporting.sends_bytes
+    assert tracer.exporter.sends_bytes

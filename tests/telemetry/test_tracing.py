@@ -1,6 +1,6 @@
 """Tracing on (issue 44): a real OTLP/HTTP exporter sends the mock's spans to a receiver of this process
-(tests/otlp_receiver.py), decoded with opentelemetry-proto. The app is called in process; the SDK's batch processor is
-flushed by the test (`flushed`), so no test waits for its schedule."""
+(tests/otlp_receiver.py), decoded with opentelemetry-proto. The app is called in process; the span queue is flushed by
+the test (`flushed`, through the tracer provider), so no test waits for its schedule."""
 
 from __future__ import annotations
 
@@ -236,7 +236,14 @@ def test_a_collector_that_cannot_be_reached_costs_one_warning_and_no_answer(
     with otlp_receiver() as gone:
         url = gone.url  # its port, closed once the block ends
     # The exporter retries a batch until its timeout (the SDK's variable, read by the SDK): short, for the test.
+    # Older exporters read it as whole seconds, and do not retry a refused connection: any value does there.
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "0.2")
+    try:
+        OTLPSpanExporter().shutdown()
+    except ValueError:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")
     app = create_app(Settings(otel_endpoint=url), specs)
     tracing = app.state.server.tracing
     client = client_of(app)
