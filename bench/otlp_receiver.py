@@ -58,6 +58,10 @@ def otlp_receiver(keep: bool = True, port: int = 0) -> Iterator[Receiver]:
     received: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
+        # Connections kept alive, as an OpenTelemetry Collector keeps them: the exporter's client then sends every
+        # batch on one (HTTP/1.0, the default here, made it connect again for each).
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self) -> None:
             started = time.thread_time()
             length = int(self.headers.get("content-length") or 0)

@@ -211,9 +211,9 @@ class OperationRunner:
             reply = Reply(500, {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"})
         tracer = self._tracer
         if tracer is not None:  # the span's ids drawn before the turn journals the call (it keeps them)
-            trace, traceparent, trace_id, span_id = tracer.ids(exchange.raw_headers)
+            trace_id, span_id, traceparent = tracer.ids(exchange.raw_headers)
             if exchange.turn is not None:
-                exchange.turn.trace = trace
+                exchange.turn.trace = (trace_id, span_id)
         try:
             status, response = self._respond(exchange, reply)  # the turn finished there, last
         except BaseException:

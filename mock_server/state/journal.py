@@ -63,9 +63,9 @@ class _Entry(NamedTuple):
     injected: bool  # an injected fault answered, not the mock's own rules
     client_certificate: ClientCertificate | None  # the TLS client certificate the call came with (one per client)
     faults: tuple[FaultMark, ...] | None  # the armed faults decided on the call, fired or not (None: none armed)
-    # (trace id, span id) of the mock's SERVER span, tracing on; None: off (the trace id is then read, when the
-    # entry is, from the traceparent the call came with: nothing is paid for it at the call)
-    trace: tuple[str, str] | None
+    # (trace id, span id) of the mock's SERVER span as numbers, tracing on; None: off (the trace id is then read,
+    # when the entry is, from the traceparent the call came with: nothing is paid for it at the call)
+    trace: tuple[int, int] | None
 
 
 _COST, _SEQ = _Entry._fields.index("cost"), _Entry._fields.index("seq")
@@ -189,7 +189,7 @@ class Journal:
         injected: bool = False,
         client_certificate: ClientCertificate | None = None,
         faults: tuple[FaultMark, ...] | None = None,
-        trace: tuple[str, str] | None = None,
+        trace: tuple[int, int] | None = None,
     ) -> None:
         """One answered call. The bodies are kept as they are (not copied): the caller hands over bytes."""
         if not self.max_bytes:
@@ -272,7 +272,12 @@ class Journal:
             ):
                 continue
             headers = _unpacked(e.request_headers)
-            entry_trace, span_id = e.trace if e.trace is not None else (_incoming_trace(headers), None)
+            entry_trace: str | None
+            span_id: str | None
+            if e.trace is not None:  # the mock's span's ids, numbers: written as the hex that W3C headers carry
+                entry_trace, span_id = f"{e.trace[0]:032x}", f"{e.trace[1]:016x}"
+            else:
+                entry_trace, span_id = _incoming_trace(headers), None
             if trace_id is not None and entry_trace != trace_id:
                 continue
             request_size, response_size = e.sizes or (len(e.request_raw), len(e.response_raw))

@@ -133,7 +133,7 @@ class Turn:
     events: list[tuple[str, Mapping[str, Any], int]] | None
     status: int | None
     # (trace id, span id) of the request's span when tracing is on, for the journal (telemetry/tracing.py)
-    trace: tuple[str, str] | None
+    trace: tuple[int, int] | None
 
     @property
     def store(self) -> Store:

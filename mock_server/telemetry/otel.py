@@ -214,22 +214,21 @@ class OtelTracer:
         self._mock_defined = mock_defined_statuses(specs.public)
         self._decide = sampler_table(self._sampler)
 
-    def ids(self, raw_headers: RawHeaders) -> tuple[tuple[str, str], str | None, int, int]:
-        """The ids of the request's SERVER span, in hex (the journal's) and as numbers (the span's), and the
-        `traceparent` the request came with: the incoming trace when that header names one, else a new one; a new
-        span either way. One draw of 192 bits for both ids (the SDK's RandomIdGenerator draws 128 and 64); an id of
-        zeros is invalid, and drawn again."""
+    def ids(self, raw_headers: RawHeaders) -> tuple[int, int, str | None]:
+        """The trace id and span id of the request's SERVER span, and the `traceparent` the request came with: the
+        incoming trace when that header names one, else a new one; a new span either way. Numbers, as the span
+        holds them: the journal writes them as hex only when an entry is read. One draw of 192 bits for both ids
+        (the SDK's RandomIdGenerator draws 128 and 64); an id of zeros is invalid, and drawn again."""
         traceparent = header_value(raw_headers, b"traceparent")
         parent = parent_of(traceparent) if traceparent is not None else None
         while True:
             drawn = self._random.getrandbits(192)
             trace_id, span_id = drawn >> 64, drawn & _SPAN_BITS
             if parent is None:
-                digits = f"{drawn:048x}"
                 if trace_id and span_id:
-                    return (digits[:32], digits[32:]), None, trace_id, span_id
+                    return trace_id, span_id, None
             elif span_id:
-                return (parent[0], f"{span_id:016x}"), traceparent, int(parent[0], 16), span_id
+                return int(parent[0], 16), span_id, traceparent
 
     def record(
         self,

@@ -55,7 +55,7 @@ def queued(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[tuple[Any, .
         headers = [(b"traceparent", call["traceparent"].encode())] if "traceparent" in call else []
         if "tracestate" in call:
             headers.append((b"tracestate", call["tracestate"].encode()))
-        _, traceparent, trace_id, span_id = tracer.ids(headers)
+        trace_id, span_id, traceparent = tracer.ids(headers)
         tracer.record(
             trace_id,
             span_id,
