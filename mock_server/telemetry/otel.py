@@ -202,17 +202,18 @@ class OtelTracer:
         # variables itself (the traces endpoint as is, the base with /v1/traces).
         exporter = OTLPSpanExporter(endpoint=option.rstrip("/") + "/v1/traces") if option else OTLPSpanExporter()
         self.exporter = _WarnsOnce(exporter, endpoint)
-        # The provider's processor, so that its force_flush and shutdown reach the queue (and the exporter).
-        self.spans = SpanQueue(self._send, environ, close=self.exporter.shutdown)
-        self.provider.add_span_processor(self.spans)
-        self._pending = self.spans.pending
-        self._wake_at = self.spans.wake_at
         self._admin = frozenset(specs.admin.operations)
         self._routes = {
             op.operation_id: op.path for spec in (specs.public, specs.admin) for op in spec.operations.values()
         }
         self._mock_defined = mock_defined_statuses(specs.public)
         self._decide = sampler_table(self._sampler)
+        # Last, once `_send` has all it reads (its thread starts here). The provider's span processor, so that its
+        # force_flush and shutdown reach the queue (and, on shutdown, the exporter).
+        self.spans = SpanQueue(self._send, environ, close=self.exporter.shutdown, failing=lambda: self.exporter.failing)
+        self.provider.add_span_processor(self.spans)
+        self._pending = self.spans.pending
+        self._wake_at = self.spans.wake_at
 
     def ids(self, raw_headers: RawHeaders) -> tuple[int, int, str | None]:
         """The trace id and span id of the request's SERVER span, and the `traceparent` the request came with: the

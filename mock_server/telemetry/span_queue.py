@@ -7,11 +7,11 @@ instructions of its own (a system call to compare the process id, its checks, th
 sampled flag) besides the span's making: a quarter of what tracing cost a lookup (bench/tracing_cost.py). Here a
 request appends one tuple of its facts and compares a length; the thread makes the spans of a whole batch.
 
-Like the SDK's processor: a full queue drops the oldest span (said once a minute); the thread wakes when a batch's
-worth is queued, or after the schedule delay with whatever is queued; `force_flush` sends everything queued, and
-`shutdown` does once more (at most `timeout_millis`), then stops the thread. It is the tracer provider's span
-processor, so that the provider's force_flush and shutdown reach it; spans the SDK's own tracer makes (the server
-makes none) are not its business.
+Like the SDK's processor: a full queue drops the oldest span (said at most once a minute, and not while the exporter
+has said that its collector cannot be reached); the thread wakes when a batch's worth is queued, or after the
+schedule delay with whatever is queued; `force_flush` sends everything queued, and `shutdown` does once more (at
+most `timeout_millis`), then stops the thread. It is the tracer provider's span processor, so that the provider's
+force_flush and shutdown reach it; spans the SDK's own tracer makes (the server makes none) are not its business.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def _setting(environ: Mapping[str, str], variable: tuple[str, int]) -> int:
 
 class SpanQueue(SpanProcessor):
     """Queued facts of finished requests, sent in batches by `send` (a list of them, oldest first) from a thread of
-    the queue's own; `close` called once the last is sent. The request's side: `nudge()` when
+    the queue's own; `close` called once the last is sent; `failing()` true while the exporter has said its spans
+    are dropped (the queue's drops are then not said). The request's side: `nudge()` when
     `len(pending) >= wake_at`, then `pending.append(facts)`."""
 
     def __init__(
@@ -61,10 +62,14 @@ class SpanQueue(SpanProcessor):
         send: Callable[[list[Any]], None],
         environ: Mapping[str, str] | None = None,
         close: Callable[[], None] | None = None,
+        failing: Callable[[], bool] | None = None,
     ) -> None:
         environ = os.environ if environ is None else environ
         self._send = send
         self._close = close  # the exporter's shutdown, once the last batch is sent
+        # Whether the exporter is failing (it has said that spans are dropped until its collector answers): drops
+        # are then not said again.
+        self._failing = failing
         self.delay = _setting(environ, SCHEDULE_DELAY) / 1000
         self.batch_size = _setting(environ, MAX_EXPORT_BATCH_SIZE)
         max_queue = _setting(environ, MAX_QUEUE_SIZE)
@@ -99,11 +104,12 @@ class SpanQueue(SpanProcessor):
     def _work(self) -> None:
         while not self._stopping:
             woken = self._awake.wait(self.delay)
+            # Cleared before sending: a nudge while the batches go is kept, and wakes the next wait at once.
+            self._awake.clear()
             if self._stopping:
                 break
             # Woken by a full batch: full batches while there are; after the delay: what is queued, at least once.
             self._send_batches(whole_batches_only=woken)
-            self._awake.clear()
 
     def _send_batches(self, whole_batches_only: bool = False, deadline: float | None = None) -> None:
         pending = self.pending
@@ -123,7 +129,9 @@ class SpanQueue(SpanProcessor):
 
     def _say_drops(self) -> None:
         dropped = self.dropped
-        if dropped > self._dropped_said and time.monotonic() - self._said_at >= DROPS_SAID_EVERY:
+        if dropped > self._dropped_said and self._failing is not None and self._failing():
+            self._dropped_said = dropped  # the exporter's one warning says it already
+        elif dropped > self._dropped_said and time.monotonic() - self._said_at >= DROPS_SAID_EVERY:
             log.warning(
                 "%d spans dropped: more were queued than OTEL_BSP_MAX_QUEUE_SIZE (%d) holds",
                 dropped - self._dropped_said,

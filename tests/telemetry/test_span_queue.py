@@ -143,3 +143,32 @@ def test_a_variable_that_is_no_positive_number_keeps_the_sdks_default(
 def test_a_batch_larger_than_the_queue_is_capped(batches: Batches) -> None:
     for queue in queue_of(batches, max_queue_size="8", max_export_batch_size="100"):
         assert queue.batch_size == queue.wake_at == 8
+
+
+def test_drops_are_not_said_while_the_exporter_says_its_collector_is_gone(
+    batches: Batches, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The issue's "one warning" for a collector that cannot be reached: the exporter's, not one a minute more."""
+    queue = SpanQueue(
+        batches,
+        {"OTEL_BSP_MAX_QUEUE_SIZE": "2", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "2", "OTEL_BSP_SCHEDULE_DELAY": "60000"},
+        failing=lambda: True,
+    )
+    try:
+        with caplog.at_level(logging.WARNING, logger="mock_server"):
+            with queue._sending:  # the woken thread waits to send: the queue overflows meanwhile
+                put(queue, *range(6))
+            assert queue.dropped == 4
+            queue.force_flush(1000)
+    finally:
+        queue.shutdown(1000)
+    assert batches.sent == [[4, 5]] and not caplog.records
+
+
+def test_every_item_goes_once_and_in_order_while_the_thread_sends(batches: Batches) -> None:
+    for queue in queue_of(batches, schedule_delay="60000", max_export_batch_size="64", max_queue_size="20000"):
+        put(queue, *range(10_000))
+        queue.force_flush(5000)
+        sent = batches.wait_for(10_000)
+        assert [item for batch in sent for item in batch] == list(range(10_000))
+        assert all(len(batch) <= 64 for batch in sent) and queue.dropped == 0
