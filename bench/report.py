@@ -399,6 +399,32 @@ def _big_scenario_targets(scale: list[ScaleRow]) -> list[str]:
     return out
 
 
+def keep_written(previous: str, rendered: str) -> str:
+    """`rendered` with the sections of `previous` it has no heading for kept (written by hand, by another
+    benchmark, or by a run of sections this one skipped: from `## ` to the next), each after the last rendered
+    section it followed in `previous` (after the header when none did). A run replaces what it measures, and
+    nothing else."""
+
+    def sections(document: str) -> list[tuple[str, str]]:
+        parts = ("\n" + document).split("\n## ")
+        return [("", parts[0].lstrip("\n"))] + [(part.split("\n", 1)[0], "## " + part) for part in parts[1:]]
+
+    ours = sections(rendered)
+    measured = {heading for heading, _ in ours[1:]}
+    kept: dict[str | None, list[str]] = {}  # the rendered section it goes after (None: the header)
+    after: str | None = None
+    for heading, text in sections(previous)[1:]:
+        if heading in measured:
+            after = heading
+        else:
+            kept.setdefault(after, []).append(text)
+    out = [ours[0][1], *kept.pop(None, [])]
+    for heading, text in ours[1:]:
+        out.append(text)
+        out += kept.pop(heading, [])
+    return "\n".join(part.rstrip("\n") + "\n" for part in out if part.strip())
+
+
 def render(results: Results, info: RunInfo) -> str:
     out = header(info) + throughput_section(results)
     if results.cpu is not None:

@@ -30,7 +30,7 @@ from bench.cluster_bench import bench_cluster
 from bench.cpu_cost import ROUNDS, SECONDS, bench_cpu
 from bench.fixture_cost import bench_fixture_cost
 from bench.harness import CAN_PIN, ROOT, WORK, Harness, ServerSpec, ensure_wrk, log
-from bench.report import Results, RunInfo, git_revision, render
+from bench.report import Results, RunInfo, git_revision, keep_written, render
 from bench.sections import Load, bench_load_stages, bench_scale, bench_servers, bench_sessions, bench_startup
 from bench.servers import BARE, ensure_anchor_tools, mock_spec, prism_spec, wiremock_spec, write_wiremock_stubs
 
@@ -188,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.load_stages = bench_load_stages(harness, syntaxes)
     elapsed = time.monotonic() - started
     info = RunInfo(command, revision, load, args.anchors, args.nice, harness.pin, harness.tree, elapsed)
-    args.output.write_text(render(results, info), encoding="utf-8")
+    previous = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+    args.output.write_text(keep_written(previous, render(results, info)), encoding="utf-8")
     log(f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     return 0
 

@@ -195,3 +195,25 @@ def test_make_bench_writes_the_cpu_section_where_bench_cpu_finds_it() -> None:
     assert (
         rewritten.startswith("# Benchmarks") and "## Targets" in rewritten and "| mock default | event" not in rewritten
     )
+
+
+def test_a_full_run_keeps_the_sections_it_does_not_measure() -> None:
+    """`make bench` rewrites what it measured; a section written by hand, by another benchmark or by a run of
+    sections this one skipped stays, after the rendered section it followed."""
+    from bench.report import keep_written
+
+    previous = (
+        "# Benchmarks\n\nold header\n\n## First by hand\n\nfirst\n\n## Throughput\n\nold numbers\n\n"
+        "## By hand (issue 9)\n\nwritten\n\n## Skipped this time\n\nold\n\n## Scale\n\nold\n\n"
+        "## Targets\n\n| old |\n\n## After the targets\n\nlast\n"
+    )
+    rendered = (
+        "# Benchmarks\n\nnew header\n\n## Throughput\n\nnew numbers\n\n## Scale\n\nnew\n\n## Targets\n\n| new |\n"
+    )
+    assert keep_written(previous, rendered) == (
+        "# Benchmarks\n\nnew header\n\n## First by hand\n\nfirst\n\n## Throughput\n\nnew numbers\n\n"
+        "## By hand (issue 9)\n\nwritten\n\n## Skipped this time\n\nold\n\n## Scale\n\nnew\n\n"
+        "## Targets\n\n| new |\n\n## After the targets\n\nlast\n"
+    )
+    assert keep_written("", rendered) == rendered
+    assert keep_written(rendered, rendered) == rendered
