@@ -112,9 +112,13 @@ class SpanQueue(SpanProcessor):
             self._send_batches(whole_batches_only=woken)
 
     def _send_batches(self, whole_batches_only: bool = False, deadline: float | None = None) -> None:
+        """Batches sent (the thread's: woken, whole batches only; else at least one). With a `deadline` (a flush):
+        every batch queued, none started past it, and none at all when the thread's send under way outlasts it."""
         pending = self.pending
         size = self.batch_size
-        with self._sending:
+        if not self._sending.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic())):
+            return
+        try:
             first = True
             while pending and (len(pending) >= size or (first and not whole_batches_only) or deadline is not None):
                 first = False
@@ -126,6 +130,8 @@ class SpanQueue(SpanProcessor):
                 except Exception:  # a bug of ours or the exporter's: this batch is lost, the thread goes on
                     log.exception("a batch of %d spans could not be sent", len(batch))
             self._say_drops()
+        finally:
+            self._sending.release()
 
     def _say_drops(self) -> None:
         dropped = self.dropped
@@ -154,13 +160,15 @@ class SpanQueue(SpanProcessor):
         return not self.pending
 
     def shutdown(self, timeout_millis: int = 30000) -> None:
-        """The thread stopped, after what is queued is sent (at most `timeout_millis`); later spans are dropped."""
+        """The thread stopped, after what is queued is sent: at most `timeout_millis` in all, a send under way
+        included (a collector that does not answer holds a graceful stop no longer); later spans are dropped."""
         if self._stopping:
             return
+        deadline = time.monotonic() + timeout_millis / 1000
         self._stopping = True
         self._awake.set()
-        self._thread.join(timeout_millis / 1000)
-        self.force_flush(timeout_millis)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        self._send_batches(deadline=deadline)
         self.pending.clear()
         if self._close is not None:
             self._close()

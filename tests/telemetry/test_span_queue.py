@@ -172,3 +172,29 @@ def test_every_item_goes_once_and_in_order_while_the_thread_sends(batches: Batch
         sent = batches.wait_for(10_000)
         assert [item for batch in sent for item in batch] == list(range(10_000))
         assert all(len(batch) <= 64 for batch in sent) and queue.dropped == 0
+
+
+def test_a_send_that_does_not_end_holds_shutdown_no_longer_than_its_timeout() -> None:
+    """A collector that takes the connection and never answers: the graceful stop gives up on it, and what is still
+    queued is dropped, rather than waiting for the exporter's own timeout."""
+    release, sending = threading.Event(), threading.Event()
+    closed: list[bool] = []
+
+    def hangs(batch: list[Any]) -> None:
+        sending.set()
+        release.wait(10)
+
+    queue = SpanQueue(
+        hangs,
+        {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "2", "OTEL_BSP_SCHEDULE_DELAY": "60000"},
+        close=lambda: closed.append(True),
+    )
+    try:
+        put(queue, 1, 2, 3)  # the third wakes the thread, which takes [1, 2] and hangs in its send
+        assert sending.wait(5)
+        put(queue, 4)
+        queue.shutdown(100)
+        assert not release.is_set() and queue._thread.is_alive()  # returned while the send still hangs
+        assert not queue.pending and closed == [True]  # [3, 4] dropped, the exporter closed (which ends its retries)
+    finally:
+        release.set()
