@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
@@ -84,13 +84,13 @@ class _WarnsOnce(SpanExporter):
             return self.send(lambda: self.encoder.request(spans), len(spans))
         return self._said(lambda: self.inner.export(spans))
 
-    def send(self, encode: Any, count: int) -> SpanExportResult:
+    def send(self, encode: Callable[[], bytes], count: int) -> SpanExportResult:
         """The bytes `encode()` writes, of `count` spans, sent by the exporter's client (`sends_bytes`)."""
         return self._said(lambda: self._send(encode, count))
 
-    def _said(self, sending: Any) -> SpanExportResult:
+    def _said(self, sending: Callable[[], SpanExportResult]) -> SpanExportResult:
         try:
-            result: SpanExportResult = sending()
+            result = sending()
         except Exception as exc:  # the exporter's own bug or an unexpected transport error: still one warning
             log.debug("the OTLP exporter failed: %r", exc)
             result = SpanExportResult.FAILURE
@@ -106,7 +106,7 @@ class _WarnsOnce(SpanExporter):
             self.failing = False
         return result
 
-    def _send(self, encode: Any, count: int) -> SpanExportResult:
+    def _send(self, encode: Callable[[], bytes], count: int) -> SpanExportResult:
         inner: Any = self.inner
         if inner._shutdown:
             return SpanExportResult.FAILURE
