@@ -230,6 +230,10 @@ class SharedServer:
 
     def sessions_left(self) -> list[str] | None:
         """The names of the sessions the server holds now (None: it never started, or it did not answer)."""
+        if self._called:
+            # The server answers its first call before the start thread has kept it (`server`, `process`): a
+            # caller answered already must find it kept, so the start is waited for (it ends once kept).
+            self._thread.join(timeout=START_TIMEOUT)
         if self.server is not None:
             return self.server.with_sessions(lambda door: door.names())
         if self.process is None or self.process.poll() is not None:
