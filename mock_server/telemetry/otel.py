@@ -124,9 +124,6 @@ class _WarnsOnce(SpanExporter):
     def shutdown(self) -> None:
         self.inner.shutdown()
 
-    def force_flush(self, timeout_millis: int = FLUSH_MILLIS) -> bool:
-        return self.inner.force_flush(timeout_millis)
-
 
 def _remote_parent(traceparent: str, raw_headers: RawHeaders) -> SpanContext | None:
     """The remote parent a valid `traceparent` names (its sampled flag, and the `tracestate` beside it), None
@@ -212,8 +209,8 @@ class OtelTracer:
         # force_flush and shutdown reach the queue (and, on shutdown, the exporter).
         self.spans = SpanQueue(self._send, environ, close=self.exporter.shutdown, failing=lambda: self.exporter.failing)
         self.provider.add_span_processor(self.spans)
-        self._pending = self.spans.pending
-        self._wake_at = self.spans.wake_at
+        self._pending = self.spans.pending  # both read at every request: one attribute each
+        self._batch_size = self.spans.batch_size
 
     def ids(self, raw_headers: RawHeaders) -> tuple[int, int, str | None]:
         """The trace id and span id of the request's SERVER span, and the `traceparent` the request came with: the
@@ -250,17 +247,18 @@ class OtelTracer:
         end_ns: int,
     ) -> None:
         """The request's SERVER span, started and ended at the given instants (time.time_ns()), queued as these
-        facts: the queue's thread makes it (`facts`). `off_interface`: the answer is none of the spec's own
-        (injected by a fault, or the mock's session errors); `status` None: the connection was dropped."""
+        facts in the order `facts` takes them: the queue's thread makes the span (`facts(*queued)`).
+        `off_interface`: the answer is none of the spec's own (injected by a fault, or the mock's session errors);
+        `status` None: the connection was dropped."""
         pending = self._pending
-        if len(pending) >= self._wake_at:  # before the append: a full queue is about to drop its oldest
+        if len(pending) >= self._batch_size:  # before the append: a full queue is about to drop its oldest
             self.spans.nudge()
         pending.append(
             (
                 trace_id,
                 span_id,
                 traceparent,
-                raw_headers if traceparent is not None else None,  # its tracestate, read with the traceparent
+                raw_headers,  # its tracestate, read with the traceparent (the scope's own list, by reference)
                 operation_id,
                 method,
                 url_path,
@@ -275,26 +273,26 @@ class OtelTracer:
             )
         )
 
-    def facts(self, queued: tuple[Any, ...]) -> SpanFacts | None:
-        """A queued request's span facts; None when the sampler's decision, known without asking it
-        (`sampler_table`), drops the span."""
-        (
-            trace_id,
-            span_id,
-            traceparent,
-            raw_headers,
-            operation_id,
-            method,
-            url_path,
-            status,
-            session,
-            scenario,
-            fault_id,
-            off_interface,
-            events,
-            start_ns,
-            end_ns,
-        ) = queued
+    def facts(
+        self,
+        trace_id: int,
+        span_id: int,
+        traceparent: str | None,
+        raw_headers: RawHeaders,
+        operation_id: str,
+        method: str,
+        url_path: str,
+        status: int | None,
+        session: str,
+        scenario: str | None,
+        fault_id: str | None,
+        off_interface: bool,
+        events: Sequence[NotedEvent] | None,
+        start_ns: int,
+        end_ns: int,
+    ) -> SpanFacts | None:
+        """A queued request's span facts (`record`'s tuple, spread); None when the sampler's decision, known
+        without asking it (`sampler_table`), drops the span."""
         parent = _remote_parent(traceparent, raw_headers) if traceparent is not None else None
         decide = self._decide
         if decide is not None and not decide[0 if parent is None else 1 if parent.trace_flags.sampled else 2]:
@@ -326,7 +324,7 @@ class OtelTracer:
     def _send(self, batch: list[tuple[Any, ...]]) -> None:
         """A batch of queued requests' spans to the exporter (the span queue's thread): their bytes written here,
         unless the sampler must be asked (it may change a span's attributes) or the exporter writes its own."""
-        kept = [facts for facts in map(self.facts, batch) if facts is not None]
+        kept = [facts for facts in (self.facts(*queued) for queued in batch) if facts is not None]
         if not kept:
             return
         exporter = self.exporter

@@ -55,7 +55,7 @@ class SpanQueue(SpanProcessor):
     """Queued facts of finished requests, sent in batches by `send` (a list of them, oldest first) from a thread of
     the queue's own; `close` called once the last is sent; `failing()` true while the exporter has said its spans
     are dropped (the queue's drops are then not said). The request's side: `nudge()` when
-    `len(pending) >= wake_at`, then `pending.append(facts)`."""
+    `len(pending) >= batch_size`, then `pending.append(facts)`."""
 
     def __init__(
         self,
@@ -82,7 +82,6 @@ class SpanQueue(SpanProcessor):
             )
             self.batch_size = max_queue
         self.pending: deque[Any] = deque(maxlen=max_queue)  # a full deque drops its oldest on append
-        self.wake_at = self.batch_size
         self.dropped = 0
         self._dropped_said = 0
         self._said_at = -DROPS_SAID_EVERY
@@ -93,7 +92,7 @@ class SpanQueue(SpanProcessor):
         self._thread.start()
 
     def nudge(self) -> None:
-        """A batch's worth is queued (the request's side calls this when `len(pending) >= wake_at`, before it
+        """A batch's worth is queued (the request's side calls this when `len(pending) >= batch_size`, before it
         appends): the thread wakes; a queue at its size is about to drop its oldest span."""
         pending = self.pending
         if len(pending) == pending.maxlen:

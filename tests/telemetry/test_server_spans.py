@@ -80,7 +80,7 @@ def queued(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[tuple[Any, .
 
 def recorded(tracer: OtelTracer, calls: list[dict[str, Any]]) -> list[Any]:
     """The facts of the spans the queue's thread keeps of these calls (the known sampler's decision made)."""
-    return [facts for facts in map(tracer.facts, queued(tracer, calls)) if facts is not None]
+    return [facts for facts in (tracer.facts(*one) for one in queued(tracer, calls)) if facts is not None]
 
 
 def readable(tracer: OtelTracer, kept: list[Any]) -> list[ReadableSpan]:
@@ -146,7 +146,7 @@ def test_a_batch_is_sent_as_those_bytes(
         pytest.skip("this exporter (before 1.40) encodes and sends its batches itself")
     batch = queued(tracer, calls)
     (data,) = sent(tracer, batch, monkeypatch)
-    kept = [facts for facts in map(tracer.facts, batch) if facts is not None]
+    kept = [facts for facts in (tracer.facts(*one) for one in batch) if facts is not None]
     assert data == encode_spans(readable(tracer, kept)).SerializePartialToString()
 
 

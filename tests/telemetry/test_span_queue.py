@@ -49,7 +49,7 @@ def queue_of(batches: Batches, **variables: str) -> Iterator[SpanQueue]:
 def put(queue: SpanQueue, *items: Any) -> None:
     """What a request does (OtelTracer.record)."""
     for item in items:
-        if len(queue.pending) >= queue.wake_at:
+        if len(queue.pending) >= queue.batch_size:
             queue.nudge()
         queue.pending.append(item)
 
@@ -142,7 +142,7 @@ def test_a_variable_that_is_no_positive_number_keeps_the_sdks_default(
 
 def test_a_batch_larger_than_the_queue_is_capped(batches: Batches) -> None:
     for queue in queue_of(batches, max_queue_size="8", max_export_batch_size="100"):
-        assert queue.batch_size == queue.wake_at == 8
+        assert queue.batch_size == 8 and queue.pending.maxlen == 8
 
 
 def test_drops_are_not_said_while_the_exporter_says_its_collector_is_gone(
