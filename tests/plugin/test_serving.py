@@ -91,19 +91,19 @@ def test_a_shared_server_that_answered_is_kept_though_its_start_has_not_returned
 ) -> None:
     """The first call is answered while InProcessServer's constructor is still returning in the start thread (a
     busy machine's scheduling, made certain here): what the server holds is read from it all the same."""
-    made = threading.Event()
+    answered = threading.Event()
     constructor = InProcessServer.__init__
 
     def slow_to_return(self: InProcessServer, *args: Any, **kwargs: Any) -> None:
         constructor(self, *args, **kwargs)
-        made.set()
-        threading.Event().wait(0.5)  # serving already; kept by the start thread only after this
+        answered.wait(30)  # serving already; kept by the start thread only once the test has seen its answer
 
     monkeypatch.setattr(InProcessServer, "__init__", slow_to_return)
     shared = SharedServer({}, child_process=False)
     try:
         assert httpx.post(f"{shared.url}/__mock/sessions", json={"name": "early"}, timeout=30).status_code == 201
-        assert made.is_set() and shared.server is None  # answered, not kept yet
+        assert shared.server is None  # answered, not kept yet
+        answered.set()
         assert shared.sessions_left() == ["early"]
     finally:
         shared.stop()
