@@ -43,9 +43,9 @@ from mock_server.settings import Settings
 from mock_server.start_freeze import freeze_start_objects
 
 log = logging.getLogger("mock_server")
-# The uvicorn releases http/connection.py's protocol was tested on: from 0.30.0 up to the last 0.54 release. uvicorn
+# The uvicorn releases http/connection.py's protocol was tested on: from 0.30.0 up to the last 0.55 release. uvicorn
 # changes the internals that protocol builds on (its request cycle, its parser callbacks) without notice.
-KNOWN_UVICORN = ((0, 30), (0, 54))
+KNOWN_UVICORN = ((0, 30), (0, 55))
 START_TIMEOUT = 60.0  # seconds for a server started in a thread to accept connections
 _SSL_CONTEXT_FACTORY = "ssl_context_factory" in inspect.signature(uvicorn.Config.__init__).parameters
 

@@ -40,6 +40,7 @@ def test_an_entry_that_is_no_host_name_is_a_usage_error(
     assert "argument --allowed-hosts: " in capsys.readouterr().err
 
 
+@pytest.mark.own_protocol  # the Host rule is the protocol's
 def test_the_connection_holds_the_allowed_hosts_and_the_bound_name() -> None:
     settings = Settings(host="mock.internal", allowed_hosts=("pix-mock",))
     config = uvicorn_config(Starlette(), settings, configure_logging=False)  # no logging.dictConfig in a test

@@ -22,6 +22,8 @@ from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import error_problems
 from tests.threaded_server import exchange, threaded_server
 
+pytestmark = pytest.mark.own_protocol  # the Host rule, the upgrade refusals, the JSON 400 for broken HTTP
+
 # --- the pure rules ------------------------------------------------------------------------------------------------
 
 

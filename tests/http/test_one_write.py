@@ -43,6 +43,8 @@ from tests.default_scenario import PENDING_EVENT_PATH
 from tests.helpers import assert_error
 from tests.threaded_server import SAFETY, threaded_server
 
+pytestmark = pytest.mark.own_protocol  # one write per answer, the 100-continue rules, the quiet access log
+
 LOOKUP = PENDING_EVENT_PATH
 LIMIT_CHANGE = "/limits/account/0001-123456/limit_update_request"
 LIMIT = LIMIT_BODY.encode()

@@ -94,6 +94,7 @@ def test_a_body_still_arriving_is_timed_out_with_a_408_that_closes():
     assert timed_out.value.headers == {"Connection": "close"}
 
 
+@pytest.mark.own_protocol  # reads the protocol's own cycle
 def test_a_body_sent_whole_or_in_two_writes_is_read_whole_through_asgi():
     """Sent whole in one write, or in two, the second after the application started reading: the application
     reads all of it through ASGI's receive, the server's protocol says nothing else of it."""

@@ -113,6 +113,7 @@ def test_plain_http_runs_the_protocol_it_always_ran():
     assert issubclass(protocol_class(ConnectionLimits(), tls=True), TlsHttpProtocol)
 
 
+@pytest.mark.own_protocol  # the idle connection's drop at the stop is TlsHttpProtocol.shutdown's
 def test_a_tls_server_stops_without_waiting_for_an_idle_client(test_pki):
     """An idle kept-alive client never sends close_notify: the stop used to wait for it until the graceful-shutdown
     bound (10 s) ran out, the server thread still alive after it."""

@@ -247,6 +247,7 @@ def test_a_page_on_another_origin_cannot_call_it(server, headers) -> None:
     assert answer.json()["code"] == "cross_origin_request"
 
 
+@pytest.mark.own_protocol  # the Host rule is the protocol's
 def test_the_host_rule_is_the_servers_and_allowed_hosts_is_the_one_list_of_names() -> None:
     with threaded_server(create_app(Settings()), allowed_hosts=["mock.example"]) as port:
         url = f"http://127.0.0.1:{port}/__mock/mcp"
