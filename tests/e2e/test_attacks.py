@@ -145,6 +145,7 @@ def test_item_1_a_page_on_another_origin_reads_no_admin_state(page: httpx.Client
         refused(page.get(path, headers=cors_fetch), 403, "cross_origin_request")
 
 
+@pytest.mark.own_protocol  # the Host rule is the protocol's
 def test_item_1_a_rebinding_host_reads_nothing(server: LiveServer) -> None:
     for path in ("/__mock/state", "/__mock/requests", "/openapi.yaml", "/__mock/openapi.yaml", "/openapi.json"):
         request = f"GET {path} HTTP/1.1\r\nHost: evil.test:{server.port}\r\n\r\n".encode()
@@ -152,6 +153,7 @@ def test_item_1_a_rebinding_host_reads_nothing(server: LiveServer) -> None:
         assert (status, headers["content-type"], body["code"]) == (403, "application/json", "host_not_allowed"), body
 
 
+@pytest.mark.own_protocol  # the Host rule is the protocol's
 def test_item_1_a_rebinding_host_changes_nothing(http: httpx.Client, server: LiveServer) -> None:
     request = (
         f"POST /__mock/events/{PENDING}/pay HTTP/1.1\r\nHost: evil.test:{server.port}\r\nX-Mock-Admin: 1\r\n"
@@ -209,6 +211,7 @@ def test_item_9_a_snapshot_name_outside_the_session_name_rule_is_refused(http: h
 # --- item 8: HTTP hygiene ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_protocol  # the Host rule is the protocol's
 @pytest.mark.parametrize(
     "head",
     ["Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n", "Host: 127.0.0.1\r\nHost: evil.test\r\n", ""],
@@ -219,6 +222,7 @@ def test_item_8_http_1_1_needs_exactly_one_host(server: LiveServer, head: str) -
     assert (status, headers["content-type"], body["code"]) == (400, "application/json", "malformed_http"), body
 
 
+@pytest.mark.own_protocol  # the upgrade refusal is the protocol's
 def test_item_8_a_websocket_upgrade_gets_the_contracts_body(server: LiveServer) -> None:
     request = (
         b"GET /__mock/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"

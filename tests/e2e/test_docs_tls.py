@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.own_protocol  # the page shows client certificates in the journal
 def test_the_tls_page_shows_what_its_commands_print():
     result = subprocess.run(
         [sys.executable, str(REPOSITORY / "scripts" / "docs_tls_examples.py"), "--check"],

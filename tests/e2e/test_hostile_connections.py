@@ -37,6 +37,7 @@ def _error_body(body: bytes, code: str) -> dict[str, object]:
     return data
 
 
+@pytest.mark.own_protocol  # the JSON 400 for broken HTTP is the protocol's
 def test_malformed_http_is_answered_with_the_contracts_json_body(server):
     with server.connect() as sock:
         sock.sendall(b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Name: 1\r\n\r\n")
@@ -47,6 +48,7 @@ def test_malformed_http_is_answered_with_the_contracts_json_body(server):
     _error_body(body, "malformed_http")
 
 
+@pytest.mark.own_protocol  # the head-size limit is the protocol's
 def test_a_head_over_the_limit_is_431_before_it_is_read_whole(server):
     with server.connect() as sock:
         sock.sendall(b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
@@ -70,11 +72,13 @@ def test_a_head_under_the_limit_is_served(server):
     assert answer.status_code == 200
 
 
+@pytest.mark.own_protocol  # the deadlines are the protocol's
 def test_a_connection_that_never_sends_is_closed_after_the_idle_timeout(server):
     with server.connect() as sock:
         assert closed_within(sock, 5.0)
 
 
+@pytest.mark.own_protocol  # the deadlines are the protocol's
 def test_a_half_sent_head_is_answered_408_after_the_header_timeout(server):
     with server.connect() as sock:
         sock.sendall(b"GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -86,6 +90,7 @@ def test_a_half_sent_head_is_answered_408_after_the_header_timeout(server):
     _error_body(body, "request_timeout")
 
 
+@pytest.mark.own_protocol  # the deadlines are the protocol's
 def test_a_slowloris_head_dripping_bytes_is_still_cut_at_the_header_timeout(server):
     with server.connect() as sock:
         sock.sendall(b"GET /__mock/health HTTP/1.1\r\n")
@@ -128,6 +133,7 @@ def test_a_stalled_body_the_api_reads_is_answered_408_and_journaled(server):
         assert http.get("/__mock/accounts/0009-000001").status_code == 404  # nothing half-applied
 
 
+@pytest.mark.own_protocol  # the deadlines are the protocol's
 def test_a_stalled_body_the_api_ignores_closes_the_connection_after_the_body_timeout(server):
     with server.connect() as sock:
         sock.sendall(
@@ -145,6 +151,7 @@ def test_a_stalled_body_the_api_ignores_closes_the_connection_after_the_body_tim
         assert closed_within(sock, 2.0)
 
 
+@pytest.mark.own_protocol  # the deadlines are the protocol's
 def test_a_thousand_slowloris_connections_do_not_hold_the_server(server):
     held: list[socket.socket] = []
     try:

@@ -86,6 +86,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_mutual_tls_in_process_with_the_certificates_handed_to_the_test(project):
     project.makepyfile(test_api=MUTUAL)
     result = project.runpytest_subprocess("--mock-server-tls", "mutual", "-v")

@@ -67,6 +67,7 @@ def test_the_page_holds_an_install_three_tests_and_a_screen_each_for_n_tls_and_p
         assert option in run
 
 
+@pytest.mark.own_protocol  # the page's mutual-TLS test verifies the client certificate
 def test_the_quickstart_runs_as_the_page_shows(tmp_path: Path) -> None:
     page = PAGE.read_text(encoding="utf-8")
     for name, text in files(page).items():

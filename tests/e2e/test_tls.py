@@ -178,6 +178,7 @@ def test_a_client_that_does_not_trust_the_test_ca_refuses_the_server(mtls):
 # --- the good certificate: the journal, verify, the whole API -------------------------------------------------
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_the_good_client_reaches_the_journal_with_its_cnpj_and_verify_holds(mtls, pki):
     with client(mtls, pki) as good, client(mtls, pki, "other-cnpj") as other:
         session = {"X-Mock-Session": "tls-journal"}
@@ -204,6 +205,7 @@ def test_the_good_client_reaches_the_journal_with_its_cnpj_and_verify_holds(mtls
         assert fails.status_code == 409
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_curl_with_the_good_certificate_gets_answers_and_is_journaled(mtls, pki):
     session = ("-H", "X-Mock-Session: tls-curl")
     assert curl_client(pki, "", https_url(mtls, "/__mock/reset"), "-X", "POST", *session).returncode == 0
@@ -213,6 +215,7 @@ def test_curl_with_the_good_certificate_gets_answers_and_is_journaled(mtls, pki)
     assert journal["requests"][0]["client_certificate"]["cnpj"] == pki.cnpj
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_schemathesis_over_mutual_tls_replays_every_example_of_both_specs(mtls, pki):
     """The whole API over mutual TLS: every operation of both specs, with their examples, by another client."""
     cert, key = pki.client()
@@ -238,6 +241,7 @@ def test_schemathesis_over_mutual_tls_replays_every_example_of_both_specs(mtls, 
     assert {entry["client_certificate"]["cnpj"] for entry in journal} == {pki.cnpj}  # ...with the good certificate
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_an_injected_reset_drops_the_tls_connection_and_is_journaled_with_the_certificate(mtls, pki):
     session = {"X-Mock-Session": "tls-reset"}
     with client(mtls, pki) as good:
@@ -296,6 +300,7 @@ def test_optional_client_certificates_admit_a_client_without_one_but_no_untruste
         assert ALERTS["expired"] in refusal(curl_client(pki, "expired", https_url(server, "/__mock/health")))
 
 
+@pytest.mark.own_protocol  # the client certificate reaching the journal is the protocol's
 def test_client_cnpj_serves_its_institutions_and_closes_on_another_right_after_the_handshake(pki):
     """--client-cnpj: the other institution's certificate, well chained, gets no answer: the connection ends before
     any request is read (Python's ssl can fail no handshake it verified, nor send an alert after it). The good
