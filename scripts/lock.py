@@ -14,7 +14,8 @@ lowest-check   A throwaway environment where uv installs `.[pytest,tls]` with `-
                guess: this is where each one is tried.
 
 The smoke tier (SMOKE_TIER): the public API's and the admin API's HTTP tests, TLS and mutual TLS served by a real
-`mock-server` process, and the pytest plugin in process and in a child pytest.
+`mock-server` process, the Host rule and header values over a real connection, and the pytest plugin in process and
+in a child pytest.
 
 pip merges constraint files, so a machine-wide one (pip's `global.constraint`) still applies; the lock only adds
 exact pins. Usage: python scripts/lock.py {lock,upgrade-check,lowest-check} [--python PYTHON] [--keep]
@@ -57,6 +58,7 @@ SMOKE_TIER = [
     "tests/admin/test_provider_states.py",
     "tests/admin/test_pact_export.py",
     "tests/http/test_tls.py",
+    "tests/http/test_hosts.py",  # the Host rule and header values as the protocol reads them, on each release
     "tests/plugin",
     "tests/e2e/test_tls.py",
     "tests/e2e/test_pytest_plugin.py",
