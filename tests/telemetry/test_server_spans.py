@@ -4,6 +4,7 @@ the samplers whose decisions the tracer knows without asking decide as the sampl
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,6 +165,17 @@ def test_a_request_queues_its_facts_and_the_thread_makes_the_span(tracer: OtelTr
     assert span.name == "GET /event_conciliation/extraordinary_event/{extraordinary_event_conciliation_key}"
     assert span.kind is SpanKind.SERVER
     assert span.attributes is not None and span.attributes["pix_mock.operation_id"] == "getExtraordinaryEvent"
+
+
+def test_record_queues_its_arguments_in_the_order_facts_takes_them() -> None:
+    """`record` packs a tuple that `facts(*queued)` spreads: the two parameter lists are one order, written twice
+    (typed on both sides, with no object made per request), and kept in step here."""
+    recorded = list(inspect.signature(OtelTracer.record).parameters)
+    assert recorded == list(inspect.signature(OtelTracer.facts).parameters)
+    source = inspect.getsource(OtelTracer.record)
+    packed = source[source.index("pending.append(") :]
+    assert [name for name in recorded[1:] if f"{name}," not in packed] == []  # every one queued...
+    assert sorted(recorded[1:], key=lambda name: packed.index(f"{name},")) == recorded[1:]  # ...in this order
 
 
 def test_the_default_sampler_drops_a_span_whose_caller_does_not_sample(tracer: OtelTracer) -> None:
