@@ -177,7 +177,10 @@ def upgrade_check(python: str, keep: bool) -> int:
 def stock_protocol(venv: Path) -> str:
     """Why the server in `venv` serves uvicorn's own HTTP protocol ("" when it serves mock-server's)."""
     probe = "from mock_server.server import stock_protocol_reason as r; print(r() or '')"
-    answer = run([str(venv / "bin" / "python"), "-c", probe], cwd=ROOT, capture_output=True, timeout=60)
+    try:
+        answer = run([str(venv / "bin" / "python"), "-c", probe], cwd=ROOT, capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "could not ask the installed server which protocol it serves: no answer within 60 s"
     if answer.returncode != 0:
         return f"could not ask the installed server which protocol it serves: {answer.stderr.strip()[-300:]}"
     return answer.stdout.strip()
